@@ -1,0 +1,150 @@
+# vfsentinel - one non-recursive Makefile.
+#
+#   make              build bin/ (programs) and build/libvfs.a
+#   make check        install test dependencies if missing, run every test
+#   make check-asan   the whole suite against an ASan+UBSan build
+#   make demo         the main job on a simulated host
+#   make bench        the benchmark table
+#   make install      PREFIX=/usr/local DESTDIR=
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR_INST = $(PREFIX)/bin
+MANDIR = $(PREFIX)/share/man
+DOCDIR = $(PREFIX)/share/doc/vfsentinel
+SYSCONFDIR ?= /etc
+SVDIR_INST ?= $(PREFIX)/share/vfsentinel/sv
+INSTALL ?= install
+PKG_CONFIG ?= pkg-config
+
+# Build flavours: BUILD holds objects, BIN the programs.
+BUILD ?= build
+BIN ?= bin
+SAN ?=
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+CPPFLAGS ?=
+LDFLAGS ?=
+LDLIBS ?=
+
+DEPS_CFLAGS := $(shell $(PKG_CONFIG) --cflags jansson libpci 2>/dev/null)
+DEPS_LIBS := $(shell $(PKG_CONFIG) --libs jansson libpci 2>/dev/null || echo -ljansson -lpci)
+
+WARN = -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wformat=2 -Wvla -Wimplicit-fallthrough -Wundef \
+	-fno-common
+ifeq ($(SAN),1)
+HARDEN = -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=all
+HARDEN_LD = -fsanitize=address,undefined
+FORTIFY =
+else
+HARDEN = -fstack-protector-strong -fstack-clash-protection -fPIE
+HARDEN_LD = -pie -Wl,-z,relro,-z,now
+FORTIFY = -D_FORTIFY_SOURCE=3
+endif
+
+ALL_CPPFLAGS = -D_GNU_SOURCE $(FORTIFY) -Isrc/lib $(CPPFLAGS)
+ALL_CFLAGS = -std=c11 $(WARN) $(HARDEN) $(DEPS_CFLAGS) $(CFLAGS) -MMD -MP
+ALL_LDFLAGS = $(HARDEN_LD) $(LDFLAGS)
+
+LIB_SRCS := $(sort $(wildcard src/lib/*.c))
+LIB_OBJS := $(LIB_SRCS:src/lib/%.c=$(BUILD)/lib/%.o)
+LIB := $(BUILD)/libvfs.a
+PROG_SRCS := $(sort $(wildcard src/*.c))
+PROGS := $(PROG_SRCS:src/%.c=$(BIN)/%)
+UNIT_SRCS := $(sort $(wildcard t/unit/*.c))
+UNITS := $(UNIT_SRCS:t/unit/%.c=$(BUILD)/unit/%)
+TESTAID_SRCS := $(sort $(wildcard t/lib/*.c))
+TESTAIDS := $(TESTAID_SRCS:t/lib/%.c=$(BUILD)/t/%)
+SHIMS := $(BUILD)/t/faultinj.so
+BENCH_SRCS := $(sort $(wildcard t/bench/*.c))
+BENCHES := $(BENCH_SRCS:t/bench/%.c=$(BUILD)/bench/%)
+
+all: $(PROGS)
+
+$(BUILD)/lib/%.o: src/lib/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/prog/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIB): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $(LIB_OBJS)
+
+$(BIN)/%: $(BUILD)/prog/%.o $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(DEPS_LIBS) $(LDLIBS)
+
+$(BUILD)/unit/%: t/unit/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -It/unit $(ALL_LDFLAGS) -o $@ $< \
+		$(LIB) $(DEPS_LIBS) $(LDLIBS)
+
+# Test aids (fake peers, clients) are plain programs; the fault-injection
+# shim is a shared object and never sanitized (it is preloaded).
+$(BUILD)/t/%: t/lib/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+		$(LIB) $(DEPS_LIBS) $(LDLIBS)
+
+$(BUILD)/t/faultinj.so: t/shim/faultinj.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -shared -fPIC \
+		-o $@ $< -ldl
+
+$(BUILD)/bench/%: t/bench/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+		$(LIB) $(DEPS_LIBS) $(LDLIBS)
+
+test-aids: $(PROGS) $(UNITS) $(TESTAIDS) $(SHIMS) $(BENCHES)
+
+deps:
+	@sh tools/deps.sh
+
+# BATS selects test files (default: all); e.g. make check BATS=t/20-vfstore.bats
+BATS ?= $(sort $(wildcard t/*.bats))
+check: deps
+	@$(MAKE) --no-print-directory test-aids
+	@sh tools/runtests.sh "$(BUILD)" "$(CURDIR)/$(BIN)" $(BATS)
+
+check-asan: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan BIN=bin-asan SAN=1 \
+		CFLAGS="-O1 -g" test-aids
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86 \
+		VFS_SAN=1 sh tools/runtests.sh build-asan "$(CURDIR)/bin-asan" $(BATS)
+
+lint-man:
+	@for m in share/man/man1/*.1; do \
+		mandoc -Tlint -W warning $$m || exit 1; done; echo "man pages clean"
+
+demo: deps all
+	@bash tools/demo.sh
+
+bench: deps all
+	@$(MAKE) --no-print-directory test-aids
+	@bash t/bench/run.sh
+
+install: all
+	$(INSTALL) -d $(DESTDIR)$(BINDIR_INST) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/vfsentinel \
+		$(DESTDIR)$(SVDIR_INST)
+	$(INSTALL) -m 755 $(PROGS) $(DESTDIR)$(BINDIR_INST)/
+	$(INSTALL) -m 644 share/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
+	$(INSTALL) -m 644 share/doc/* $(DESTDIR)$(DOCDIR)/
+	$(INSTALL) -m 644 etc/vfsentinel.conf $(DESTDIR)$(SYSCONFDIR)/vfsentinel/
+	cp -R sv/. $(DESTDIR)$(SVDIR_INST)/
+
+clean:
+	rm -rf build build-asan bin bin-asan
+
+.PHONY: all deps check check-asan lint-man demo bench install clean test-aids
+
+-include $(LIB_OBJS:.o=.d) $(PROG_SRCS:src/%.c=$(BUILD)/prog/%.d)

@@ -1,0 +1,83 @@
+/*
+ * cli.h - the options every program shares (SPEC.md 2.1).
+ *
+ * Each program lists its own getopt_long table and includes the entries
+ * below; its loop hands every option to cli_option() first:
+ *
+ *	static const struct option opts[] = {
+ *		CLI_COMMON_OPTIONS,
+ *		{ "once", no_argument, NULL, 'o' },
+ *		{ 0 }
+ *	};
+ *	while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
+ *		if (cli_option(&cli, c, optarg))
+ *			continue;
+ *		switch (c) { ... default: cli_usage_error(usage, NULL); }
+ *	}
+ *	cli_finish(&cli, &conf);	(loads config, applies overrides)
+ */
+#ifndef VFS_CLI_H
+#define VFS_CLI_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdnoreturn.h>
+
+#include "conf.h"
+
+enum {
+	CLI_OPT_CONFIG = 'c',
+	CLI_OPT_HELP = 'h',
+	CLI_OPT_DATA_DIR = 0x100,
+	CLI_OPT_SYSFS_ROOT,
+	CLI_OPT_LOCK_TIMEOUT,
+	CLI_OPT_LOG_LEVEL,
+	CLI_OPT_VERSION,
+	CLI_OPT_FIRST_FREE = 0x120	/* programs number their own from here */
+};
+
+#define CLI_COMMON_OPTIONS \
+	{ "config", required_argument, NULL, CLI_OPT_CONFIG }, \
+	{ "data-dir", required_argument, NULL, CLI_OPT_DATA_DIR }, \
+	{ "sysfs-root", required_argument, NULL, CLI_OPT_SYSFS_ROOT }, \
+	{ "lock-timeout", required_argument, NULL, CLI_OPT_LOCK_TIMEOUT }, \
+	{ "log-level", required_argument, NULL, CLI_OPT_LOG_LEVEL }, \
+	{ "help", no_argument, NULL, CLI_OPT_HELP }, \
+	{ "version", no_argument, NULL, CLI_OPT_VERSION }
+
+struct cli {
+	const char *usage;		/* the program's usage text */
+	const char *config;		/* -c, or NULL */
+	const char *data_dir;		/* --data-dir, or NULL */
+	const char *sysfs_root;		/* --sysfs-root, or NULL */
+	const char *log_level;		/* --log-level, or NULL */
+	unsigned lock_timeout;		/* --lock-timeout, default 10 */
+};
+
+void cli_init(struct cli *cli, const char *usage);
+
+/*
+ * Handles a shared option: returns true if c was one. --help prints the
+ * usage and exits 0, --version prints "PROG (vfsentinel) X.Y.Z" and exits
+ * 0, a bad value is a usage error (exit 64).
+ */
+bool cli_option(struct cli *cli, int c, const char *arg);
+
+/* Prints "PROG: msg" (if msg) and the usage to stderr, exits 64. */
+noreturn void cli_usage_error(const struct cli *cli, const char *msg);
+
+/* Parses a whole number of seconds (or count) for an option; exits 64 on
+ * a bad value, naming the option. */
+unsigned cli_uint(const struct cli *cli, const char *opt, const char *arg,
+    unsigned min, unsigned max);
+
+/*
+ * Loads the configuration (exit 78 with the reason on error), then applies
+ * --data-dir, --sysfs-root and --log-level over it.
+ */
+void cli_finish(const struct cli *cli, struct conf *conf);
+
+/* Flushes and closes stdout; a failure exits 74 ("write stdout: ..."). */
+void cli_close_stdout(void);
+
+#endif

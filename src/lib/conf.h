@@ -1,0 +1,49 @@
+/*
+ * conf.h - the one configuration format (SPEC.md 2.4).
+ *
+ * "key = value" lines, '#' comments to end of line, blank lines ignored.
+ * A line without '=', an unknown key or an invalid value is an error that
+ * names the file and line.
+ */
+#ifndef VFS_CONF_H
+#define VFS_CONF_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define CONF_DEFAULT_PATH "/etc/vfsentinel/vfsentinel.conf"
+
+struct conf {
+	char data_dir[PATH_MAX];
+	char sysfs_root[PATH_MAX];
+	unsigned threshold;		/* gpu.vf_quarantine_threshold, >= 1 */
+	unsigned interval;		/* sentinel.interval, seconds */
+	unsigned timeout;		/* sentinel.timeout, seconds */
+	unsigned concurrency;		/* sentinel.concurrency */
+	unsigned vsock_port;		/* guest.vsock_port */
+	char textfile_dir[PATH_MAX];	/* metrics.textfile_dir */
+};
+
+void conf_defaults(struct conf *c);
+
+/*
+ * Loads path over the values already in c. A missing file is an error
+ * only when must_exist. Returns 0, or -1 with a message "FILE:LINE: ..."
+ * (or "FILE: ...") in err.
+ */
+int conf_load(struct conf *c, const char *path, bool must_exist,
+    char *err, size_t errlen);
+
+/*
+ * Chooses and loads the file: arg if not NULL, else $VFSENTINEL_CONF, else
+ * CONF_DEFAULT_PATH (which may be missing). Same returns as conf_load.
+ */
+int conf_load_default(struct conf *c, const char *arg, char *err,
+    size_t errlen);
+
+/* Parses a whole decimal number in [min, max]. 0 or -1. */
+int conf_parse_uint(const char *s, unsigned min, unsigned max,
+    unsigned *out);
+
+#endif

@@ -1,0 +1,38 @@
+/*
+ * io.h - EINTR-safe read/write loops and descriptor helpers.
+ */
+#ifndef VFS_IO_H
+#define VFS_IO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* read(2) retried on EINTR. */
+ssize_t io_read(int fd, void *buf, size_t len);
+
+/* Writes all of buf, retrying on EINTR and short writes. 0 or -1/errno. */
+int io_write_all(int fd, const void *buf, size_t len);
+
+/* Sets or clears O_NONBLOCK. 0 or -1/errno. */
+int io_set_nonblock(int fd, bool on);
+
+/*
+ * True when the reader of the pipe or socket fd has gone away (poll
+ * reports POLLERR or POLLHUP on the write side). Lets an idle program
+ * notice that its stdout consumer died without writing to it.
+ */
+bool io_peer_gone(int fd);
+
+/* Reads a whole small file (at most max bytes) into a new NUL-terminated
+ * buffer the caller owns (free()). NULL/errno on error; EFBIG when larger. */
+char *io_slurp(const char *path, size_t max, size_t *len);
+
+/* Reads the first line of a small attribute file (sysfs, /proc) into buf,
+ * trailing whitespace trimmed. 0 or -1/errno (ENAMETOOLONG if it did not fit). */
+int io_read_attr(const char *path, char *buf, size_t len);
+
+/* Monotonic clock in milliseconds. */
+long long io_now_ms(void);
+
+#endif

@@ -1,0 +1,21 @@
+/*
+ * pci.h - libpci over SYSFS_ROOT/sys/bus/pci, with an error handler that
+ * never exits (libpci's default handler calls exit(1)).
+ */
+#ifndef VFS_PCI_H
+#define VFS_PCI_H
+
+#include <stddef.h>
+
+#define PCI_VENDOR_NVIDIA 0x10de
+
+/* 1 if some function has vendor 0x10de, 0 if none, -1 with a reason in
+ * why (unreadable or malformed tree). */
+int pci_has_nvidia(const char *sysfs_root, char *why, size_t whylen);
+
+/* The device name of addr ("NVIDIA Corporation Device 2335" or the
+ * pci.ids name) into buf. 0 or -1. */
+int pci_device_name(const char *sysfs_root, const char *addr, char *buf,
+    size_t len);
+
+#endif

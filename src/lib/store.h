@@ -1,0 +1,140 @@
+/*
+ * store.h - the health store (vf-health.json) and the claims ledger
+ * (vf-claims.json) under DATA_DIR/gpu, with their lock (SPEC.md 4.1).
+ *
+ * Loading is all-or-nothing and strict: any problem makes the store
+ * "unavailable" and the caller must fail closed without writing. Saving
+ * uses atomic_write(). Neither function prints; reasons go to s->why.
+ * Ownership: structures returned by the loaders own every string in them;
+ * free them with health_free()/claims_free().
+ */
+#ifndef VFS_STORE_H
+#define VFS_STORE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+#include <jansson.h>
+
+#include "atomic.h"
+
+#define VF_ADDR_LEN 12			/* "0000:e3:00.4" */
+#define STORE_STRING_MAX 256		/* instance_id, assigned_at */
+
+/* True if s fully matches ^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$ */
+bool vf_addr_valid(const char *s);
+
+struct vf_failure {
+	char *instance_id;		/* owned, "" when absent */
+	char *assigned_at;		/* owned, "" when absent; opaque */
+	struct timespec reported_at;
+};
+
+struct vf_record {
+	char vf[VF_ADDR_LEN + 1];
+	struct vf_failure *failures;	/* owned, oldest first */
+	size_t nfailures;
+	bool quarantined;		/* quarantined_at is set */
+	struct timespec quarantined_at;
+};
+
+struct health {
+	struct vf_record *recs;		/* owned, sorted by vf */
+	size_t n;
+	size_t cap;
+	unsigned threshold;
+	bool requarantined;		/* load applied the threshold: persist */
+};
+
+struct claim {
+	char vf[VF_ADDR_LEN + 1];
+	char *instance_id;		/* owned; required */
+	char *claimed_at;		/* owned; required */
+	char *profile;			/* owned; NULL when absent */
+	char *type_id;			/* owned; NULL when absent */
+	char *vsock;			/* owned; NULL when absent */
+	char *control_socket;		/* owned; NULL when absent */
+};
+
+struct claims {
+	struct claim *v;		/* owned */
+	size_t n;
+	size_t cap;
+};
+
+struct store {
+	char dir[PATH_MAX];		/* DATA_DIR/gpu */
+	char health_path[PATH_MAX];
+	char claims_path[PATH_MAX];
+	char lock_path[PATH_MAX];
+	int lock_fd;			/* -1 when not held */
+	char why[1024];			/* reason for the last -1 */
+};
+
+/* Fills in the paths. -1/ENAMETOOLONG. */
+int store_init(struct store *s, const char *data_dir);
+
+/*
+ * Takes the lock. Exclusive: creates DATA_DIR/gpu (mode 0755) and the lock
+ * file if needed; failure there is -1 with errno (caller exits 74).
+ * Shared: a missing DATA_DIR/gpu is not an error (nothing to read; no lock
+ * is held). Timeout: -1 with errno EWOULDBLOCK (caller exits 75).
+ */
+int store_lock(struct store *s, bool exclusive, unsigned timeout_s);
+void store_unlock(struct store *s);
+
+/*
+ * Loads vf-health.json and applies the threshold: a record with at least
+ * threshold failures and no quarantined_at gets quarantined_at = now and
+ * h->requarantined is set (the next save persists it). A missing file is
+ * an empty store. -1 with s->why (upstream wording, e.g. "validate VF
+ * health state record 0: invalid VF address \"x\"") when unavailable.
+ */
+int health_load(struct store *s, struct health *h, unsigned threshold);
+
+/* Parses health JSON text (for the loader and fuzzing). Same rules. */
+int health_parse(const char *text, size_t len, struct health *h,
+    char *why, size_t whylen);
+
+/* Serialises in the upstream layout (2-space indent, no final newline).
+ * New buffer the caller frees; NULL/ENOMEM. */
+char *health_dump(const struct health *h, size_t *len);
+
+/* Persists h atomically. -1 with errno, s->why and res filled. */
+int health_save(struct store *s, const struct health *h,
+    struct atomic_result *res);
+
+/* Borrowed pointer into h, or NULL. */
+struct vf_record *health_find(const struct health *h, const char *vf);
+
+/* The record as JSON (upstream field order), plus "quarantined". New ref. */
+json_t *health_record_json(const struct vf_record *r);
+
+void health_free(struct health *h);
+
+/* Loads vf-claims.json; missing = empty. -1 with s->why when unavailable
+ * (bad JSON, version, invalid VF, duplicate VF or instance, ...). */
+int claims_load(struct store *s, struct claims *c);
+int claims_parse(const char *text, size_t len, struct claims *c,
+    char *why, size_t whylen);
+int claims_save(struct store *s, const struct claims *c,
+    struct atomic_result *res);
+char *claims_dump(const struct claims *c, size_t *len);
+
+/* Borrowed pointers into c, or NULL. */
+struct claim *claims_find_vf(const struct claims *c, const char *vf);
+struct claim *claims_find_instance(const struct claims *c, const char *id);
+
+/* Appends a deep copy of cl. 0 or -1/ENOMEM. */
+int claims_add(struct claims *c, const struct claim *cl);
+
+/* Removes the claim of instance id; 1 if removed, 0 if none. */
+int claims_remove_instance(struct claims *c, const char *id);
+
+/* The claim as a JSON object (ledger field order). New ref. */
+json_t *claim_json(const struct claim *cl);
+
+void claims_free(struct claims *c);
+
+#endif

@@ -1,0 +1,119 @@
+# helpers.bash - loaded by every bats file (`load helpers`).
+#
+# Puts the programs under test ($VFS_BIN, default bin/) first on PATH,
+# gives every test its own data dir and empty configuration, and offers
+# builders for fake sysfs trees and the fault-injection shim.
+# Area-specific helpers live in t/lib/*.bash (`load lib/NAME`).
+
+bats_require_minimum_version 1.5.0
+bats_load_library bats-support
+bats_load_library bats-assert
+bats_load_library bats-file
+
+VFS_ROOT=${VFS_ROOT:-$(cd "$BATS_TEST_DIRNAME/.." && pwd)}
+VFS_BIN=${VFS_BIN:-$VFS_ROOT/bin}
+VFS_BUILD=${VFS_BUILD:-$VFS_ROOT/build}
+PATH="$VFS_BIN:$VFS_BUILD/t:$PATH"
+export VFS_ROOT VFS_BIN VFS_BUILD PATH
+
+# vfs_setup: call from setup(). Exports T (the test's temp dir), DATA
+# (a data dir), SYSFS (an empty sysfs root) and an empty VFSENTINEL_CONF,
+# so no test ever reads /etc/vfsentinel.
+vfs_setup() {
+	T=$BATS_TEST_TMPDIR
+	DATA=$T/data
+	SYSFS=$T/sysfs
+	mkdir -p "$DATA" "$SYSFS/sys/bus/pci/devices"
+	: >"$T/vfsentinel.conf"
+	VFSENTINEL_CONF=$T/vfsentinel.conf
+	export T DATA SYSFS VFSENTINEL_CONF
+}
+
+# mk_pcifn ROOT BDF VENDOR DEVICE CLASS - a PCI function libpci accepts
+# (hex without 0x; CLASS six digits, e.g. 030200).
+mk_pcifn() {
+	local d=$1/sys/bus/pci/devices/$2 v=$3 dv=$4 c=$5 i
+	mkdir -p "$d"
+	printf '0x%s\n' "$v" >"$d/vendor"
+	printf '0x%s\n' "$dv" >"$d/device"
+	printf '0x%s\n' "$c" >"$d/class"
+	printf '0x00\n' >"$d/revision"
+	echo 0 >"$d/irq"
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13; do
+		echo "0x0000000000000000 0x0000000000000000 0x0000000000000000"
+	done >"$d/resource"
+	{
+		printf "\\x${v#??}\\x${v%??}\\x${dv#??}\\x${dv%??}"
+		head -c 5 /dev/zero
+		printf "\\x${c#????}\\x${c:2:2}\\x${c%????}"
+		head -c 244 /dev/zero
+	} >"$d/config"
+}
+
+# mk_card ROOT PF - an NVIDIA physical function (L40S, 10de:26b9).
+mk_card() {
+	mk_pcifn "$1" "$2" 10de 26b9 030200
+}
+
+# mk_vf ROOT PF VF [CURRENT_TYPE [TYPES...]] - a vendor-VFIO VF of card
+# PF. TYPES are "ID:NAME" pairs (default: 1160:NVIDIA L40S-12Q and
+# 1161:NVIDIA L40S-24Q); CURRENT_TYPE defaults to 0 (free).
+mk_vf() {
+	local root=$1 pf=$2 vf=$3 cur=${4:-0} d t
+	shift 3
+	[ $# -gt 0 ] && shift
+	mk_pcifn "$root" "$vf" 10de 26b9 030200
+	d=$root/sys/bus/pci/devices/$vf
+	ln -sfn "../$pf" "$d/physfn"
+	mkdir -p "$d/nvidia"
+	echo "$cur" >"$d/nvidia/current_vgpu_type"
+	if [ $# -eq 0 ]; then
+		set -- "1160:NVIDIA L40S-12Q" "1161:NVIDIA L40S-24Q"
+	fi
+	{
+		echo "ID    : vGPU Name"
+		for t in "$@"; do
+			printf '%s  : %s\n' "${t%%:*}" "${t#*:}"
+		done
+	} >"$d/nvidia/creatable_vgpu_types"
+}
+
+# mk_host ROOT CARDS VFS - CARDS cards (0000:e3:00.0, 0000:e4:00.0, ...)
+# with VFS free VFs each (functions .4 upwards, then bus+1... kept simple:
+# VF n of card c is 0000:<c>:<n/8 + 1>.<n%8>).
+mk_host() {
+	local root=$1 ncards=$2 nvfs=$3 c n bus pf
+	for ((c = 0; c < ncards; c++)); do
+		bus=$(printf '%02x' $((0x40 + c * 4)))
+		pf=0000:$bus:00.0
+		mk_card "$root" "$pf"
+		for ((n = 0; n < nvfs; n++)); do
+			mk_vf "$root" "$pf" "$(printf '0000:%s:%02x.%d' "$bus" $((n / 8 + 1)) $((n % 8)))"
+		done
+	done
+}
+
+# fault_env: prints the LD_PRELOAD value for the fault shim (with the ASan
+# runtime first in a sanitizer run). Use: LD_PRELOAD=$(fault_env) FAIL_fsync=1 prog
+fault_env() {
+	if [ -n "${VFS_SAN:-}" ]; then
+		printf '%s %s' "$(gcc -print-file-name=libasan.so)" "$VFS_BUILD/t/faultinj.so"
+	else
+		printf '%s' "$VFS_BUILD/t/faultinj.so"
+	fi
+}
+
+# sha FILE: content hash (to prove a file was not touched).
+sha() {
+	sha256sum "$1" | cut -d' ' -f1
+}
+
+# wait_for CMD...: retry CMD for up to 5 s (50 ms steps).
+wait_for() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}

@@ -1,0 +1,59 @@
+#!/bin/sh
+# deps.sh - install what building and testing vfsentinel needs (Debian).
+# As root it runs apt-get for the missing packages; otherwise it prints the
+# exact command. Also fetches promtool and node_exporter (for validating the
+# Prometheus output and alert rules) by extracting Debian's packages into
+# build/tools, without installing their services.
+set -eu
+
+BUILD_PKGS="gcc make pkg-config libjansson-dev libpci-dev"
+TEST_PKGS="jq bats bats-support bats-assert bats-file socat runit mandoc strace pciutils procps psmisc python3 python3-prometheus-client clang libclang-rt-14-dev util-linux e2fsprogs"
+
+missing=""
+for p in $BUILD_PKGS $TEST_PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+		missing="$missing $p"
+	fi
+done
+
+apt_updated=0
+apt_update() {
+	if [ "$apt_updated" = 0 ]; then
+		apt-get update -qq
+		apt_updated=1
+	fi
+}
+
+if [ -n "$missing" ]; then
+	cmd="DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends$missing"
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		echo "deps: installing:$missing"
+		apt_update
+		eval "$cmd"
+	else
+		echo "deps: missing packages:$missing" >&2
+		echo "deps: run as root: apt-get update && $cmd" >&2
+		exit 1
+	fi
+fi
+
+# promtool and node_exporter, extracted (not installed) into build/tools.
+tools=build/tools
+mkdir -p "$tools"
+fetch_deb() {	# PACKAGE BINARY
+	[ -x "$tools/$2" ] && return 0
+	if [ "$(id -u)" != 0 ]; then
+		echo "deps: $2 missing; run as root: apt-get download $1" >&2
+		return 0
+	fi
+	apt_update
+	d=$(mktemp -d)
+	(cd "$d" && apt-get download -qq "$1" >/dev/null) || { rm -rf "$d"; echo "deps: cannot download $1" >&2; return 1; }
+	dpkg-deb -x "$d"/"$1"_*.deb "$d/x"
+	cp "$d/x/usr/bin/$2" "$tools/$2"
+	rm -rf "$d"
+	echo "deps: extracted $2 into $tools"
+}
+fetch_deb prometheus promtool
+fetch_deb prometheus-node-exporter prometheus-node-exporter
+exit 0
