@@ -1,0 +1,153 @@
+/*
+ * atomic.c - atomic, durable replacement of a file.
+ *
+ * rename(2) is atomic, but only durable once the directory holding the
+ * new entry is fsynced; and a directory created for the first time is
+ * only durable once its own parent is fsynced. The temporary file is
+ * created with O_EXCL|O_NOFOLLOW so a symlink planted at PATH.tmp can
+ * never redirect the write.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "io.h"
+
+static int
+fail(struct atomic_result *res, const char *step)
+{
+	res->step = step;
+	return -1;
+}
+
+static int
+fsync_dir(const char *dir)
+{
+	int fd, rc, saved;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	rc = fsync(fd);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return rc;
+}
+
+/* Splits path into its directory and that directory's parent. */
+static int
+split_dirs(const char *path, char *dir, char *parent)
+{
+	char tmp[PATH_MAX];
+
+	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	snprintf(dir, PATH_MAX, "%s", dirname(tmp));
+	snprintf(tmp, sizeof(tmp), "%s", dir);
+	snprintf(parent, PATH_MAX, "%s", dirname(tmp));
+	return 0;
+}
+
+/* mkdir -p: creates dir and any missing ancestors, mode 0755. */
+static int
+mkdir_p(const char *dir)
+{
+	char up[PATH_MAX];
+
+	if (mkdir(dir, 0755) == 0 || errno == EEXIST)
+		return 0;
+	if (errno != ENOENT)
+		return -1;
+	snprintf(up, sizeof(up), "%s", dir);
+	if (strcmp(dirname(up), dir) == 0 || mkdir_p(up) < 0)
+		return -1;
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+/* Creates the file's directory if needed and syncs its parent, so that a
+ * first-time creation of the directory is durable too. */
+static int
+prepare_dir(const char *dir, const char *parent, struct atomic_result *res)
+{
+	if (mkdir_p(dir) < 0)
+		return fail(res, "create dir");
+	if (fsync_dir(parent) < 0)
+		return fail(res, "sync parent dir");
+	return 0;
+}
+
+static int
+write_temp(const char *tmp, const void *buf, size_t len, mode_t mode,
+    struct atomic_result *res)
+{
+	int fd, saved;
+
+	if (unlink(tmp) < 0 && errno != ENOENT)
+		return fail(res, "remove stale temp");
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    mode);
+	if (fd < 0)
+		return fail(res, "create temp");
+	if (fchmod(fd, mode) < 0)
+		res->step = "create temp";
+	else if (io_write_all(fd, buf, len) < 0)
+		res->step = "write";
+	else if (fsync(fd) < 0)
+		res->step = "sync";
+	if (res->step != NULL) {
+		saved = errno;
+		close(fd);
+		unlink(tmp);
+		errno = saved;
+		return -1;
+	}
+	if (close(fd) < 0) {
+		saved = errno;
+		unlink(tmp);
+		errno = saved;
+		return fail(res, "close");
+	}
+	return 0;
+}
+
+int
+atomic_write(const char *path, const void *buf, size_t len, mode_t mode,
+    struct atomic_result *res)
+{
+	char dir[PATH_MAX], parent[PATH_MAX], tmp[PATH_MAX];
+	int saved;
+
+	res->step = NULL;
+	res->renamed = false;
+	if (split_dirs(path, dir, parent) < 0)
+		return fail(res, "create dir");
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return fail(res, "create temp");
+	}
+	if (prepare_dir(dir, parent, res) < 0)
+		return -1;
+	if (write_temp(tmp, buf, len, mode, res) < 0)
+		return -1;
+	if (rename(tmp, path) < 0) {
+		saved = errno;
+		unlink(tmp);
+		errno = saved;
+		return fail(res, "rename");
+	}
+	res->renamed = true;
+	if (fsync_dir(dir) < 0)
+		return fail(res, "sync dir");
+	return 0;
+}

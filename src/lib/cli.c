@@ -1,0 +1,117 @@
+/*
+ * cli.c - the options every program shares (SPEC.md 2.1).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "log.h"
+
+void
+cli_init(struct cli *cli, const char *usage)
+{
+	memset(cli, 0, sizeof(*cli));
+	cli->usage = usage;
+	cli->lock_timeout = 10;
+}
+
+noreturn void
+cli_usage_error(const struct cli *cli, const char *msg)
+{
+	if (msg != NULL)
+		fprintf(stderr, "%s: %s\n", log_prog(), msg);
+	fputs(cli->usage, stderr);
+	exit(EX_USAGE);
+}
+
+unsigned
+cli_uint(const struct cli *cli, const char *opt, const char *arg,
+    unsigned min, unsigned max)
+{
+	char msg[256];
+	unsigned v;
+
+	if (conf_parse_uint(arg, min, max, &v) == 0)
+		return v;
+	snprintf(msg, sizeof(msg), "%s: invalid value \"%s\" (expected %u..%u)",
+	    opt, arg, min, max);
+	cli_usage_error(cli, msg);
+}
+
+static noreturn void
+print_and_exit(const char *text)
+{
+	fputs(text, stdout);
+	cli_close_stdout();
+	exit(EX_OK);
+}
+
+bool
+cli_option(struct cli *cli, int c, const char *arg)
+{
+	char ver[128];
+
+	switch (c) {
+	case CLI_OPT_CONFIG:
+		cli->config = arg;
+		return true;
+	case CLI_OPT_DATA_DIR:
+		cli->data_dir = arg;
+		return true;
+	case CLI_OPT_SYSFS_ROOT:
+		cli->sysfs_root = arg;
+		return true;
+	case CLI_OPT_LOCK_TIMEOUT:
+		cli->lock_timeout = cli_uint(cli, "--lock-timeout", arg, 0,
+		    86400);
+		return true;
+	case CLI_OPT_LOG_LEVEL:
+		if (log_set_level_name(arg) < 0)
+			cli_usage_error(cli, "--log-level: expected debug, "
+			    "info, warn or error");
+		cli->log_level = arg;
+		return true;
+	case CLI_OPT_HELP:
+		print_and_exit(cli->usage);
+	case CLI_OPT_VERSION:
+		snprintf(ver, sizeof(ver), "%s (vfsentinel) %s\n", log_prog(),
+		    VFS_VERSION);
+		print_and_exit(ver);
+	default:
+		return false;
+	}
+}
+
+static void
+set_path(char *dst, const char *src, const char *opt)
+{
+	if (strlen(src) >= PATH_MAX)
+		die(EX_USAGE, "path too long", "{s:s}", "option", opt);
+	strcpy(dst, src);
+}
+
+void
+cli_finish(const struct cli *cli, struct conf *conf)
+{
+	char err[PATH_MAX + 256];
+
+	conf_defaults(conf);
+	if (conf_load_default(conf, cli->config, err, sizeof(err)) < 0)
+		die(EX_CONFIG, "cannot load configuration", "{s:s}", "error",
+		    err);
+	if (cli->data_dir != NULL)
+		set_path(conf->data_dir, cli->data_dir, "--data-dir");
+	if (cli->sysfs_root != NULL)
+		set_path(conf->sysfs_root, cli->sysfs_root, "--sysfs-root");
+}
+
+void
+cli_close_stdout(void)
+{
+	if (fflush(stdout) == EOF || ferror(stdout) || fclose(stdout) == EOF)
+		die(EX_IOERR, "write stdout failed", "{s:s}", "error",
+		    strerror(errno ? errno : EIO));
+}

@@ -1,0 +1,192 @@
+/*
+ * conf.c - the configuration file of SPEC.md 2.4.
+ */
+#include <ctype.h>
+#include <stddef.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+
+#define CONF_LINE_MAX 4096
+
+enum key_kind {
+	KEY_PATH,
+	KEY_UINT
+};
+
+struct key {
+	const char *name;
+	enum key_kind kind;
+	size_t offset;
+	unsigned min;
+	unsigned max;
+};
+
+static const struct key keys[] = {
+	{ "data_dir", KEY_PATH, offsetof(struct conf, data_dir), 0, 0 },
+	{ "sysfs_root", KEY_PATH, offsetof(struct conf, sysfs_root), 0, 0 },
+	{ "gpu.vf_quarantine_threshold", KEY_UINT,
+	    offsetof(struct conf, threshold), 1, 1000000 },
+	{ "sentinel.interval", KEY_UINT, offsetof(struct conf, interval),
+	    1, 86400 },
+	{ "sentinel.timeout", KEY_UINT, offsetof(struct conf, timeout),
+	    1, 3600 },
+	{ "sentinel.concurrency", KEY_UINT,
+	    offsetof(struct conf, concurrency), 1, 4096 },
+	{ "guest.vsock_port", KEY_UINT, offsetof(struct conf, vsock_port),
+	    1, 4294967294U },
+	{ "metrics.textfile_dir", KEY_PATH,
+	    offsetof(struct conf, textfile_dir), 0, 0 },
+};
+
+void
+conf_defaults(struct conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	strcpy(c->data_dir, "/var/lib/vfsentinel");
+	strcpy(c->sysfs_root, "/");
+	c->threshold = 2;
+	c->interval = 5;
+	c->timeout = 5;
+	c->concurrency = 64;
+	c->vsock_port = 2222;
+	strcpy(c->textfile_dir, "/var/lib/prometheus/node-exporter");
+}
+
+int
+conf_parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+static char *
+trim(char *s)
+{
+	size_t n;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	n = strlen(s);
+	while (n > 0 && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+	return s;
+}
+
+static const struct key *
+find_key(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strcmp(keys[i].name, name) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+/* Applies one "key = value" pair; returns a static reason on error. */
+static const char *
+apply(struct conf *c, const char *name, const char *value)
+{
+	const struct key *k = find_key(name);
+	char *field;
+
+	if (k == NULL)
+		return "unknown key";
+	field = (char *)c + k->offset;
+	if (k->kind == KEY_UINT) {
+		if (conf_parse_uint(value, k->min, k->max,
+		    (unsigned *)(void *)field) < 0)
+			return "invalid value (expected a whole number in range)";
+		return NULL;
+	}
+	if (*value != '/')
+		return "invalid value (expected an absolute path)";
+	if (strlen(value) >= PATH_MAX)
+		return "invalid value (path too long)";
+	strcpy(field, value);
+	return NULL;
+}
+
+static int
+parse_line(struct conf *c, char *line, const char **why, char *name,
+    size_t namelen)
+{
+	char *eq, *key, *value;
+
+	line[strcspn(line, "#")] = '\0';
+	line = trim(line);
+	if (*line == '\0')
+		return 0;
+	eq = strchr(line, '=');
+	if (eq == NULL) {
+		*why = "expected key = value";
+		return -1;
+	}
+	*eq = '\0';
+	key = trim(line);
+	value = trim(eq + 1);
+	snprintf(name, namelen, "%s", key);
+	*why = apply(c, key, value);
+	return *why == NULL ? 0 : -1;
+}
+
+int
+conf_load(struct conf *c, const char *path, bool must_exist, char *err,
+    size_t errlen)
+{
+	char line[CONF_LINE_MAX], name[64];
+	const char *why = NULL;
+	unsigned lineno = 0;
+	FILE *f;
+	int rc = 0;
+
+	f = fopen(path, "re");
+	if (f == NULL) {
+		if (errno == ENOENT && !must_exist)
+			return 0;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
+		lineno++;
+		name[0] = '\0';
+		if (strchr(line, '\n') == NULL && !feof(f)) {
+			why = "line too long";
+			rc = -1;
+		} else
+			rc = parse_line(c, line, &why, name, sizeof(name));
+	}
+	if (rc == 0 && ferror(f)) {
+		snprintf(err, errlen, "%s: read error", path);
+		rc = -1;
+	} else if (rc < 0)
+		snprintf(err, errlen, "%s:%u: %s%s%s", path, lineno, why,
+		    name[0] ? ": " : "", name);
+	fclose(f);
+	return rc;
+}
+
+int
+conf_load_default(struct conf *c, const char *arg, char *err, size_t errlen)
+{
+	const char *env = getenv("VFSENTINEL_CONF");
+
+	if (arg != NULL)
+		return conf_load(c, arg, true, err, errlen);
+	if (env != NULL && *env != '\0')
+		return conf_load(c, env, true, err, errlen);
+	return conf_load(c, CONF_DEFAULT_PATH, false, err, errlen);
+}

@@ -1,0 +1,50 @@
+/*
+ * tap.h - the smallest TAP producer for the C unit tests.
+ *
+ *	ok(cond, "name %d", i);   is_str(got, want, "name");   done_testing();
+ */
+#ifndef VFS_TAP_H
+#define VFS_TAP_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static int tap_n, tap_failed;
+
+static inline int
+tap_ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	if (!cond)
+		tap_failed++;
+	return cond;
+}
+
+#define ok(...) tap_ok(__VA_ARGS__)
+
+static inline int
+is_str(const char *got, const char *want, const char *name)
+{
+	int same = got != NULL && want != NULL && strcmp(got, want) == 0;
+
+	if (!tap_ok(same, "%s", name))
+		printf("#   got:  \"%s\"\n#   want: \"%s\"\n",
+		    got ? got : "(null)", want ? want : "(null)");
+	return same;
+}
+
+static inline int
+done_testing(void)
+{
+	printf("1..%d\n", tap_n);
+	return tap_failed != 0;
+}
+
+#endif
