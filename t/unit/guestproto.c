@@ -1,0 +1,215 @@
+/*
+ * guestproto.c - unit tests (TAP) for the guest status protocol and the
+ * console marker formatter/matcher.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "guestproto.h"
+
+static int tests, failures;
+
+static void
+ok(int cond, const char *name)
+{
+	tests++;
+	if (!cond)
+		failures++;
+	printf("%sok %d - %s\n", cond ? "" : "not ", tests, name);
+}
+
+static int
+request(const char *line, enum guest_method *m)
+{
+	return guest_request_parse(line, strlen(line), m);
+}
+
+static void
+test_requests(void)
+{
+	enum guest_method m = GUEST_METHOD_UNSUPPORTED;
+	char big[GUEST_REQUEST_MAX + 64];
+
+	ok(request("{\"method\":\"GetGPUInitStatus\"}", &m) == 0 &&
+	    m == GUEST_METHOD_STATUS, "status request parses");
+	ok(request(" { \"method\" : \"Other\" } ", &m) == 0 &&
+	    m == GUEST_METHOD_UNSUPPORTED, "other method is unsupported");
+	ok(request("[1]", &m) == -1, "array is a bad request");
+	ok(request("garbage", &m) == -1, "garbage is a bad request");
+	ok(request("", &m) == -1, "empty line is a bad request");
+	ok(request("{}", &m) == -1, "object without method is bad");
+	ok(request("{\"method\":7}", &m) == -1, "non-string method is bad");
+	ok(request("{\"method\":\"a\",\"method\":\"b\"}", &m) == -1,
+	    "duplicate keys are bad");
+	memset(big, ' ', sizeof(big));
+	memcpy(big, "{\"method\":\"GetGPUInitStatus\"}", 29);
+	ok(guest_request_parse(big, GUEST_REQUEST_MAX, &m) == 0,
+	    "request of exactly 4 KiB parses");
+	ok(guest_request_parse(big, GUEST_REQUEST_MAX + 1, &m) == -1,
+	    "request over 4 KiB is bad");
+}
+
+static void
+test_reply_format(void)
+{
+	char buf[GUEST_REPLY_MAX];
+	int n;
+
+	n = guest_reply_format(GUEST_UNKNOWN, NULL, buf, sizeof(buf));
+	ok(n > 0 && strcmp(buf, "{\"state\":\"UNKNOWN\"}\n") == 0,
+	    "UNKNOWN reply");
+	guest_reply_format(GUEST_OK, "ignored", buf, sizeof(buf));
+	ok(strcmp(buf, "{\"state\":\"OK\"}\n") == 0, "OK reply has no message");
+	n = guest_reply_format(GUEST_FAILED, "NVRM: a \"q\"", buf, sizeof(buf));
+	ok(strcmp(buf, "{\"state\":\"FAILED\",\"failure_message\":"
+	    "\"NVRM: a \\\"q\\\"\"}\n") == 0 && n == (int)strlen(buf),
+	    "FAILED reply escapes the message");
+	ok(guest_reply_format(GUEST_FAILED, "x", buf, 10) == -1,
+	    "small buffer is ENOSPC");
+	ok(guest_reply_format(GUEST_FAILED, "\xff", buf, sizeof(buf)) == -1,
+	    "invalid UTF-8 message is refused");
+	guest_error_format(GUEST_ERR_BAD_REQUEST, buf, sizeof(buf));
+	ok(strcmp(buf, "{\"error\":\"bad request\"}\n") == 0, "error reply");
+}
+
+static int
+reply(const char *line, struct guest_reply *r)
+{
+	return guest_reply_parse(line, strlen(line), r);
+}
+
+static void
+test_reply_parse(void)
+{
+	static struct guest_reply r;
+	char buf[GUEST_REPLY_MAX];
+
+	ok(reply("{\"state\":\"UNKNOWN\"}\r\n", &r) == 0 &&
+	    r.kind == GUEST_REPLY_STATE && r.state == GUEST_UNKNOWN,
+	    "UNKNOWN parses");
+	ok(reply("{\"state\":\"FAILED\",\"failure_message\":\"NVRM: x\"}", &r)
+	    == 0 && r.state == GUEST_FAILED && strcmp(r.message, "NVRM: x") == 0,
+	    "FAILED parses with message");
+	ok(reply("{\"state\":\"FAILED\"}", &r) == 0 && r.message[0] == '\0',
+	    "FAILED without message has empty message");
+	ok(reply("{\"state\":\"OK\",\"failure_message\":\"old\"}", &r) == 0 &&
+	    r.state == GUEST_OK && r.message[0] == '\0',
+	    "OK ignores a message");
+	ok(reply("{\"error\":\"unsupported method\"}", &r) == 0 &&
+	    r.kind == GUEST_REPLY_UNSUPPORTED, "unsupported method");
+	ok(reply("{\"error\":\"bad request\"}", &r) == -1 &&
+	    strcmp(r.message, "guest error: bad request") == 0,
+	    "other guest error");
+	ok(reply("{\"state\":\"MAYBE\"}", &r) == -1 &&
+	    r.kind == GUEST_REPLY_ERROR && strstr(r.message, "MAYBE") != NULL,
+	    "unknown state is an error");
+	ok(reply("{\"state\":\"FAILED\",\"failure_message\":3}", &r) == -1,
+	    "non-string message is an error");
+	ok(reply("{\"x\":1}", &r) == -1, "no state is an error");
+	ok(reply("nope", &r) == -1 && strncmp(r.message, "bad reply: ", 11)
+	    == 0, "garbage is an error");
+	ok(reply("", &r) == -1, "empty reply is an error");
+	memset(buf, 'a', sizeof(buf));
+	memcpy(buf, "NVRM: ", 6);
+	buf[GUEST_MESSAGE_MAX + 1] = '\0';
+	{
+		static char line[GUEST_REPLY_MAX + 64];
+
+		guest_reply_format(GUEST_FAILED, buf, line, sizeof(line));
+		ok(reply(line, &r) == -1, "message over the limit is an error");
+		buf[GUEST_MESSAGE_MAX] = '\0';
+		guest_reply_format(GUEST_FAILED, buf, line, sizeof(line));
+		ok(reply(line, &r) == 0 && strlen(r.message) ==
+		    GUEST_MESSAGE_MAX, "message at the limit round-trips");
+	}
+}
+
+static enum guest_marker
+match(const char *line, const char **t, size_t *n)
+{
+	return guest_marker_match(line, strlen(line), t, n);
+}
+
+#define PFX "2026/08/20 15:00:00 [guest-agent] HYPEMAN-GPU-INIT-"
+#define MSG "NVRM: GPU 0000:00:03.0: RmInitAdapter failed! (0x22:0x65:884)"
+
+static void
+test_marker_match(void)
+{
+	const char *t;
+	size_t n;
+
+	ok(match(PFX "FAILED ts=2026-08-20T15:00:00.5Z nvrm=\"" MSG "\"\n",
+	    &t, &n) == GUEST_MARKER_FAILED && n == strlen(MSG) &&
+	    memcmp(t, MSG, n) == 0, "FAILED marker matches with its message");
+	ok(match(PFX "FAILED ts=x nvrm=\"" MSG "\"\r\n", &t, &n) ==
+	    GUEST_MARKER_FAILED, "CRLF line matches");
+	ok(match(PFX "FAILED ts=x nvrm=\"" MSG "\"", &t, &n) ==
+	    GUEST_MARKER_FAILED, "line without newline matches");
+	ok(match(PFX "OK ts=2026-08-20T15:00:00Z\n", &t, &n) == GUEST_MARKER_OK
+	    && t == NULL && n == 0, "OK marker matches");
+	ok(match("$ echo " PFX "OK ts=x\n", &t, &n) == GUEST_MARKER_NONE,
+	    "echoed command line does not match");
+	ok(match(PFX "FAILED ts=x nvrm=\"" MSG "\"junk\n", &t, &n) ==
+	    GUEST_MARKER_NONE, "trailing text does not match");
+	ok(match(PFX "FAILED ts=x nvrm=\"" MSG "\"\n\n", &t, &n) ==
+	    GUEST_MARKER_NONE, "two newlines do not match");
+	ok(match(PFX "FAILED ts=x nvrm=\"NVRM: GPU 0: loading\"\n", &t, &n) ==
+	    GUEST_MARKER_NONE, "message without RmInitAdapter does not match");
+	ok(match(PFX "FAILED ts=x nvrm=\"GPU RmInitAdapter failed!\"\n",
+	    &t, &n) == GUEST_MARKER_NONE, "message without NVRM: prefix");
+	ok(match(PFX "FAILED ts=x nvrm=\"NVRM: RmInitAdapter failed! \\\" \"\n",
+	    &t, &n) == GUEST_MARKER_NONE, "quote inside message does not match");
+	ok(match(PFX "FAILED ts= nvrm=\"" MSG "\"\n", &t, &n) ==
+	    GUEST_MARKER_NONE, "empty ts does not match");
+	ok(match(PFX "FAILED ts=a\tb nvrm=\"" MSG "\"\n", &t, &n) ==
+	    GUEST_MARKER_NONE, "ts with a tab does not match");
+	ok(match("2026/8/20 15:00:00 [guest-agent] HYPEMAN-GPU-INIT-OK ts=x",
+	    &t, &n) == GUEST_MARKER_NONE, "one-digit month does not match");
+	ok(match(PFX "OK ts=x \n", &t, &n) == GUEST_MARKER_NONE,
+	    "OK with trailing space does not match");
+	ok(match(PFX "OK ts=x\r\r\n", &t, &n) == GUEST_MARKER_NONE,
+	    "two CRs do not match");
+	ok(guest_marker_match(PFX "OK ts=x", 10, &t, &n) == GUEST_MARKER_NONE,
+	    "truncated line does not match");
+}
+
+static void
+test_marker_format(void)
+{
+	struct timespec ts = { 1787238000, 500000000 };	/* 2026-08-20 */
+	char buf[GUEST_MARKER_MAX];
+	const char *t;
+	size_t n;
+	int len;
+
+	len = guest_marker_format(true, &ts, MSG, buf, sizeof(buf));
+	ok(len > 0 && strcmp(buf, "2026/08/20 15:00:00 [guest-agent] "
+	    "HYPEMAN-GPU-INIT-FAILED ts=2026-08-20T15:00:00.5Z nvrm=\""
+	    MSG "\"\n") == 0, "FAILED marker format");
+	ok(guest_marker_match(buf, (size_t)len, &t, &n) == GUEST_MARKER_FAILED,
+	    "formatted FAILED marker matches");
+	len = guest_marker_format(false, &ts, NULL, buf, sizeof(buf));
+	ok(strcmp(buf, "2026/08/20 15:00:00 [guest-agent] HYPEMAN-GPU-INIT-OK "
+	    "ts=2026-08-20T15:00:00.5Z\n") == 0, "OK marker format");
+	ok(guest_marker_match(buf, (size_t)len, &t, &n) == GUEST_MARKER_OK,
+	    "formatted OK marker matches");
+	guest_marker_format(true, &ts, "NVRM: a\"b\\c\rd\ne", buf, sizeof(buf));
+	ok(strstr(buf, "nvrm=\"NVRM: a\\\"b\\\\c\\x0dd\\x0ae\"\n") != NULL &&
+	    strchr(buf, '\n') == buf + strlen(buf) - 1,
+	    "quotes, backslashes and control bytes are escaped");
+	ok(guest_marker_format(true, &ts, MSG, buf, 60) == -1,
+	    "small buffer is ENOSPC");
+}
+
+int
+main(void)
+{
+	test_requests();
+	test_reply_format();
+	test_reply_parse();
+	test_marker_match();
+	test_marker_format();
+	printf("1..%d\n", tests);
+	return failures != 0;
+}
