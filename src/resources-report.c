@@ -1,0 +1,444 @@
+/*
+ * resources-report - vGPU capacity of this host (SPEC.md 4.5): the
+ * /resources-style JSON object, or Prometheus gauges for node_exporter's
+ * textfile collector.
+ *
+ * Input: the VF inventory under SYSFS_ROOT, the health store and the
+ * claims ledger, read under a shared store lock. Output: one JSON line
+ *	{"gpu":{"mode":"vgpu","total_slots":...,"cards":[...]}}
+ * ({} on a host without VFs), or the Prometheus text; on stdout, or with
+ * --output written atomically (FILE.tmp, fsync, rename; mode 0644).
+ * An unavailable store is reported in the output (fail closed:
+ * nothing allocatable, "placement_disabled_reason"), not by the status.
+ *
+ * Exit codes: 0 reported (also while the store is unavailable); 64 usage;
+ * 74 I/O error (VF inventory, output); 75 lock timeout; 78 configuration.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+
+#include "atomic.h"
+#include "cli.h"
+#include "jsonl.h"
+#include "log.h"
+#include "pci.h"
+#include "prom.h"
+#include "store.h"
+#include "sysfs.h"
+
+#define PROG "resources-report"
+#define CARD_NAME_MAX 256
+
+static const char usage[] =
+    "usage: resources-report [-c FILE] [--data-dir DIR] [--sysfs-root DIR]\n"
+    "                        [--lock-timeout S] [--log-level LEVEL]\n"
+    "                        [--format json|prometheus] [--output FILE]\n";
+
+enum {
+	OPT_FORMAT = CLI_OPT_FIRST_FREE,
+	OPT_OUTPUT
+};
+
+struct profile_stat {
+	const char *name;		/* borrowed from the inventory */
+	unsigned framebuffer_mb;
+	unsigned available;
+};
+
+struct card_stat {
+	const char *addr;		/* borrowed from the inventory */
+	unsigned vfs;
+	unsigned used;
+	unsigned quarantined;
+};
+
+struct run {
+	struct cli cli;
+	struct conf conf;
+	bool prometheus;
+	const char *output;
+	struct store store;
+	struct health health;
+	struct claims claims;
+	bool available;			/* both files loaded */
+	char reason[1200];		/* placement_disabled_reason */
+	struct vf_inventory inv;
+	unsigned used, allocatable, quarantined;
+	struct profile_stat *profiles;
+	size_t nprofiles;
+	struct card_stat *cards;
+	size_t ncards;
+};
+
+/* Static so that die() leaves every allocation reachable for LSan. */
+static struct run run;
+
+static void
+parse_args(int argc, char **argv, struct run *r)
+{
+	static const struct option opts[] = {
+		CLI_COMMON_OPTIONS,
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "output", required_argument, NULL, OPT_OUTPUT },
+		{ 0 }
+	};
+	int c;
+
+	cli_init(&r->cli, usage);
+	while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
+		if (cli_option(&r->cli, c, optarg))
+			continue;
+		switch (c) {
+		case OPT_FORMAT:
+			if (strcmp(optarg, "prometheus") != 0 &&
+			    strcmp(optarg, "json") != 0)
+				cli_usage_error(&r->cli, "--format: expected "
+				    "json or prometheus");
+			r->prometheus = strcmp(optarg, "prometheus") == 0;
+			break;
+		case OPT_OUTPUT:
+			if (optarg[0] == '\0')
+				cli_usage_error(&r->cli, "--output: empty path");
+			r->output = optarg;
+			break;
+		default:
+			cli_usage_error(&r->cli, NULL);
+		}
+	}
+	if (optind < argc)
+		cli_usage_error(&r->cli, "unexpected argument");
+}
+
+static void
+unavailable(struct run *r, const char *why)
+{
+	r->available = false;
+	snprintf(r->reason, sizeof(r->reason),
+	    "VF health state unavailable: %s", why);
+	log_msg(LVL_WARN, "VF health state unavailable; placement disabled",
+	    "{s:s}", "error", why);
+}
+
+/* Loads both files and the inventory under a shared lock. */
+static void
+load_state(struct run *r)
+{
+	size_t skipped = 0;
+
+	if (store_init(&r->store, r->conf.data_dir) == -1)
+		die(EX_USAGE, "data dir path too long", NULL);
+	r->available = true;
+	if (store_lock(&r->store, false, r->cli.lock_timeout) == -1) {
+		if (errno == EWOULDBLOCK)
+			die(EX_TEMPFAIL, "timed out waiting for the store lock",
+			    "{s:s}", "path", r->store.lock_path);
+		unavailable(r, strerror(errno));
+	} else if (health_load(&r->store, &r->health,
+	    r->conf.threshold) == -1) {
+		unavailable(r, r->store.why);
+	}
+	if (claims_load(&r->store, &r->claims) == -1 && r->available)
+		unavailable(r, r->store.why);
+	if (sysfs_inventory(r->conf.sysfs_root, &r->inv, &skipped) == -1)
+		die(EX_IOERR, "cannot list VFs", "{s:s, s:s}", "sysfs_root",
+		    r->conf.sysfs_root, "error", strerror(errno));
+	store_unlock(&r->store);
+	if (skipped > 0)
+		log_msg(LVL_WARN, "skipping unreadable VFs", "{s:i}", "count",
+		    (int)skipped);
+}
+
+static struct card_stat *
+card_of(struct run *r, const char *addr)
+{
+	size_t i;
+
+	for (i = 0; i < r->ncards; i++)
+		if (strcmp(r->cards[i].addr, addr) == 0)
+			return &r->cards[i];
+	r->cards[r->ncards].addr = addr;
+	return &r->cards[r->ncards++];
+}
+
+static struct profile_stat *
+profile_of(struct run *r, const struct vgpu_type *t)
+{
+	size_t i;
+
+	for (i = 0; i < r->nprofiles; i++)
+		if (strcmp(r->profiles[i].name, t->name) == 0)
+			return &r->profiles[i];
+	r->profiles[r->nprofiles].name = t->name;
+	r->profiles[r->nprofiles].framebuffer_mb = t->framebuffer_mb;
+	return &r->profiles[r->nprofiles++];
+}
+
+static bool
+vf_quarantined(const struct health *h, const char *vf)
+{
+	const struct vf_record *rec = health_find(h, vf);
+
+	return rec != NULL && (rec->quarantined ||
+	    rec->nfailures >= h->threshold);
+}
+
+/* Counts one VF: used = claimed or allocated; allocatable = neither used
+ * nor quarantined; quarantined may overlap used. */
+static void
+count_vf(struct run *r, const struct vf_info *vi)
+{
+	struct card_stat *cs = card_of(r, vi->card);
+	bool used, quar, alloc;
+	size_t i;
+
+	used = vi->current_type != 0 ||
+	    claims_find_vf(&r->claims, vi->addr) != NULL;
+	quar = r->available && vf_quarantined(&r->health, vi->addr);
+	alloc = r->available && !used && !quar;
+	cs->vfs++;
+	cs->used += used;
+	cs->quarantined += quar;
+	r->used += used;
+	r->quarantined += quar;
+	r->allocatable += alloc;
+	for (i = 0; i < vi->ntypes; i++)
+		profile_of(r, &vi->types[i])->available += alloc;
+}
+
+static size_t
+count_types(const struct vf_inventory *inv)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < inv->n; i++)
+		n += inv->v[i].ntypes;
+	return n;
+}
+
+static int
+profile_cmp(const void *pa, const void *pb)
+{
+	const struct profile_stat *a = pa, *b = pb;
+
+	if (a->framebuffer_mb != b->framebuffer_mb)
+		return a->framebuffer_mb < b->framebuffer_mb ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+static int
+card_cmp(const void *pa, const void *pb)
+{
+	return strcmp(((const struct card_stat *)pa)->addr,
+	    ((const struct card_stat *)pb)->addr);
+}
+
+static void
+tally(struct run *r)
+{
+	size_t i;
+
+	r->cards = calloc(r->inv.n ? r->inv.n : 1, sizeof(*r->cards));
+	r->profiles = calloc(count_types(&r->inv) + 1, sizeof(*r->profiles));
+	if (r->cards == NULL || r->profiles == NULL)
+		die(EX_OSERR, "out of memory", NULL);
+	for (i = 0; i < r->inv.n; i++)
+		count_vf(r, &r->inv.v[i]);
+	qsort(r->profiles, r->nprofiles, sizeof(*r->profiles), profile_cmp);
+	qsort(r->cards, r->ncards, sizeof(*r->cards), card_cmp);
+}
+
+static json_t *
+profiles_json(const struct run *r)
+{
+	const struct profile_stat *ps;
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; a != NULL && i < r->nprofiles; i++) {
+		ps = &r->profiles[i];
+		json_array_append_new(a, json_pack("{s:s, s:I, s:I}", "name",
+		    ps->name, "framebuffer_mb", (json_int_t)ps->framebuffer_mb,
+		    "available", (json_int_t)ps->available));
+	}
+	return a;
+}
+
+/* One card; the name comes from libpci and is left out if it has none. */
+static json_t *
+card_json(const struct run *r, const struct card_stat *cs)
+{
+	char name[CARD_NAME_MAX];
+	json_t *o;
+
+	o = json_pack("{s:s}", "address", cs->addr);
+	if (o != NULL && cs->addr[0] != '\0' &&
+	    pci_device_name(r->conf.sysfs_root, cs->addr, name,
+	    sizeof(name)) == 0)
+		json_object_set_new(o, "name", json_string(name));
+	if (o == NULL)
+		return NULL;
+	json_object_set_new(o, "vfs", json_integer(cs->vfs));
+	json_object_set_new(o, "used", json_integer(cs->used));
+	json_object_set_new(o, "quarantined", json_integer(cs->quarantined));
+	return o;
+}
+
+static json_t *
+report_json(const struct run *r)
+{
+	json_t *gpu, *cards;
+	size_t i;
+
+	if (r->inv.n == 0)
+		return json_object();
+	gpu = json_pack("{s:s, s:I, s:I, s:I, s:I}", "mode", "vgpu",
+	    "total_slots", (json_int_t)r->inv.n, "used_slots",
+	    (json_int_t)r->used, "allocatable_slots",
+	    (json_int_t)r->allocatable, "quarantined_slots",
+	    (json_int_t)r->quarantined);
+	if (gpu == NULL)
+		return NULL;
+	if (r->available)
+		json_object_set_new(gpu, "profiles", profiles_json(r));
+	cards = json_array();
+	for (i = 0; cards != NULL && i < r->ncards; i++)
+		json_array_append_new(cards, card_json(r, &r->cards[i]));
+	json_object_set_new(gpu, "cards", cards);
+	if (!r->available)
+		json_object_set_new(gpu, "placement_disabled_reason",
+		    json_string(r->reason));
+	return json_pack("{s:o}", "gpu", gpu);
+}
+
+static void
+prom_gauge(struct prom *p, const char *name, const char *help,
+    double value)
+{
+	prom_family(p, name, "gauge", help);
+	prom_sample(p, name, NULL, value);
+}
+
+/* The gauges of SPEC.md 4.5; zeros on a host without VFs. */
+static void
+report_prom(const struct run *r, struct prom *p)
+{
+	static const char slots[] = "hypeman_resources_gpu_slots";
+	static const char prof[] = "hypeman_resources_gpu_profile_slots";
+	size_t i;
+
+	prom_family(p, slots, "gauge", "vGPU VF slots by kind: total, used "
+	    "(claimed or allocated), allocatable (neither used nor "
+	    "quarantined), quarantined (may overlap used).");
+	prom_sample(p, slots, (const char *[]){ "kind", "total", NULL },
+	    (double)r->inv.n);
+	prom_sample(p, slots, (const char *[]){ "kind", "used", NULL },
+	    r->used);
+	prom_sample(p, slots, (const char *[]){ "kind", "allocatable",
+	    NULL }, r->allocatable);
+	prom_sample(p, slots, (const char *[]){ "kind", "quarantined",
+	    NULL }, r->quarantined);
+	prom_gauge(p, "hypeman_resources_gpu_placement_disabled", "1 while "
+	    "the VF health state is unavailable and placement fails closed.",
+	    !r->available);
+	if (r->available && r->nprofiles > 0)
+		prom_family(p, prof, "gauge", "Allocatable VFs advertising "
+		    "each vGPU profile.");
+	for (i = 0; r->available && i < r->nprofiles; i++)
+		prom_sample(p, prof, (const char *[]){ "profile",
+		    r->profiles[i].name, "kind", "available", NULL },
+		    r->profiles[i].available);
+	prom_gauge(p, "hypeman_instances_vgpu_quarantined_vfs", "Quarantined "
+	    "VFs on this host (0 while the health state is unavailable).",
+	    r->quarantined);
+	prom_gauge(p, "hypeman_instances_vgpu_vf_health_store_unavailable",
+	    "1 while the VF health store or claims ledger cannot be loaded.",
+	    !r->available);
+}
+
+/* Writes text to stdout, or atomically to --output (mode 0644, so the
+ * node_exporter user can read it). */
+static void
+write_out(const struct run *r, const char *text, size_t len)
+{
+	struct atomic_result res = { 0 };
+
+	if (r->output == NULL) {
+		if (fwrite(text, 1, len, stdout) != len ||
+		    fflush(stdout) == EOF)
+			die(EX_IOERR, "write stdout failed", "{s:s}", "error",
+			    strerror(errno));
+		return;
+	}
+	if (atomic_write(r->output, text, len, 0644, &res) == -1)
+		die(EX_IOERR, "cannot write the report", "{s:s, s:s, s:s}",
+		    "path", r->output, "step", res.step ? res.step : "",
+		    "error", strerror(errno));
+}
+
+static void
+emit_json(const struct run *r)
+{
+	json_t *o = report_json(r);
+	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	size_t len = text ? strlen(text) : 0;
+	char *line = text ? realloc(text, len + 2) : NULL;
+
+	json_decref(o);
+	if (line == NULL) {
+		free(text);
+		die(EX_OSERR, "out of memory", NULL);
+	}
+	line[len++] = '\n';
+	line[len] = '\0';
+	write_out(r, line, len);
+	free(line);
+}
+
+static void
+emit_prom(const struct run *r)
+{
+	struct prom p;
+	const char *text;
+	size_t len;
+
+	prom_init(&p);
+	report_prom(r, &p);
+	if ((text = prom_finish(&p, &len)) == NULL) {
+		prom_release(&p);
+		die(EX_OSERR, "out of memory", NULL);
+	}
+	write_out(r, text, len);
+	prom_release(&p);
+}
+
+static void
+release(struct run *r)
+{
+	health_free(&r->health);
+	claims_free(&r->claims);
+	sysfs_inventory_free(&r->inv);
+	free(r->profiles);
+	free(r->cards);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct run *r = &run;
+
+	log_init(PROG);
+	parse_args(argc, argv, r);
+	cli_finish(&r->cli, &r->conf);
+	load_state(r);
+	tally(r);
+	if (r->prometheus)
+		emit_prom(r);
+	else
+		emit_json(r);
+	release(r);
+	cli_close_stdout();
+	return 0;
+}

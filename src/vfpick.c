@@ -1,0 +1,677 @@
+/*
+ * vfpick - choose, and optionally claim and configure, a healthy vGPU VF
+ * for a profile (SPEC.md 4.3).
+ *
+ * Input: the VF inventory under SYSFS_ROOT, the health store and the
+ * claims ledger in DATA_DIR/gpu, read under the store lock (shared for a
+ * dry run, exclusive with --claim, held until the claim is persisted and
+ * the VF configured). Output: one line
+ *	{"vf_address":...,"card":...,"profile":...,"type_id":...}
+ * plus "instance_id" and "claimed_at" with --claim.
+ *
+ * Exit codes: 0 chosen; 1 no eligible VF (upstream messages), or the VF
+ * to configure turned out quarantined; 64 usage; 65 an existing claim
+ * that cannot be configured; 69 health store or ledger unavailable (no
+ * claim persisted); 74 I/O error (inventory, persisting the claim,
+ * writing current_vgpu_type, stdout); 75 lock timeout; 78 configuration.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/random.h>
+#include <jansson.h>
+
+#include "cli.h"
+#include "endpoint.h"
+#include "io.h"
+#include "jsonl.h"
+#include "log.h"
+#include "store.h"
+#include "sysfs.h"
+#include "timefmt.h"
+
+#define PROG "vfpick"
+
+static const char usage[] =
+    "usage: vfpick [-c FILE] [--data-dir DIR] [--sysfs-root DIR]\n"
+    "              [--lock-timeout S] [--log-level LEVEL] --profile NAME\n"
+    "              [--claim ID [--vsock EP] [--control-socket PATH]\n"
+    "              [--configure]] [--seed N]\n";
+
+enum {
+	OPT_PROFILE = CLI_OPT_FIRST_FREE,
+	OPT_CLAIM,
+	OPT_VSOCK,
+	OPT_CONTROL_SOCKET,
+	OPT_CONFIGURE,
+	OPT_SEED
+};
+
+/* What each VF is for this selection. */
+enum vf_role {
+	ROLE_NONE,		/* used, quarantined or not offering it */
+	ROLE_CLEAN,		/* free and advertises the profile */
+	ROLE_DIRTY		/* allocated, unclaimed, leftover = profile */
+};
+
+struct card_stat {
+	const char *addr;		/* borrowed from the inventory */
+	unsigned quarantined;
+	unsigned long long load_mb;
+	bool unknown_load;
+	size_t nclean;
+	size_t ndirty;
+};
+
+struct run {
+	struct cli cli;
+	struct conf conf;
+	const char *profile;
+	const char *instance;		/* --claim */
+	const char *vsock;
+	const char *control_socket;
+	bool configure;
+	bool seeded;
+	unsigned seed;
+	struct store store;
+	struct health health;
+	struct claims claims;
+	struct vf_inventory inv;
+	enum vf_role *roles;		/* one per inventory VF */
+	struct card_stat *cards;
+	size_t ncards;
+};
+
+/* Static so that die() leaves every allocation reachable for LSan. */
+static struct run run;
+static volatile sig_atomic_t stop_requested;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+/* A claim, once started, is finished: SIGTERM/SIGINT only set a flag. */
+static void
+install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+}
+
+static void
+check_args(struct run *r)
+{
+	struct endpoint ep;
+
+	if (r->profile == NULL || r->profile[0] == '\0')
+		cli_usage_error(&r->cli, "--profile is required");
+	if (r->instance == NULL && (r->vsock || r->control_socket ||
+	    r->configure))
+		cli_usage_error(&r->cli, "--vsock, --control-socket and "
+		    "--configure need --claim");
+	if (r->instance != NULL && (r->instance[0] == '\0' ||
+	    strlen(r->instance) > STORE_STRING_MAX))
+		cli_usage_error(&r->cli, "--claim: instance id must be 1-256 "
+		    "bytes");
+	if (r->vsock != NULL && endpoint_parse(r->vsock, &ep) == -1)
+		cli_usage_error(&r->cli, "--vsock: invalid endpoint");
+	if (r->control_socket != NULL && r->control_socket[0] == '\0')
+		cli_usage_error(&r->cli, "--control-socket: empty path");
+}
+
+static void
+parse_args(int argc, char **argv, struct run *r)
+{
+	static const struct option opts[] = {
+		CLI_COMMON_OPTIONS,
+		{ "profile", required_argument, NULL, OPT_PROFILE },
+		{ "claim", required_argument, NULL, OPT_CLAIM },
+		{ "vsock", required_argument, NULL, OPT_VSOCK },
+		{ "control-socket", required_argument, NULL,
+		    OPT_CONTROL_SOCKET },
+		{ "configure", no_argument, NULL, OPT_CONFIGURE },
+		{ "seed", required_argument, NULL, OPT_SEED },
+		{ 0 }
+	};
+	int c;
+
+	cli_init(&r->cli, usage);
+	while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
+		if (cli_option(&r->cli, c, optarg))
+			continue;
+		switch (c) {
+		case OPT_PROFILE:
+			r->profile = optarg;
+			break;
+		case OPT_CLAIM:
+			r->instance = optarg;
+			break;
+		case OPT_VSOCK:
+			r->vsock = optarg;
+			break;
+		case OPT_CONTROL_SOCKET:
+			r->control_socket = optarg;
+			break;
+		case OPT_CONFIGURE:
+			r->configure = true;
+			break;
+		case OPT_SEED:
+			r->seed = cli_uint(&r->cli, "--seed", optarg, 0,
+			    4294967295u);
+			r->seeded = true;
+			break;
+		default:
+			cli_usage_error(&r->cli, NULL);
+		}
+	}
+	if (optind < argc)
+		cli_usage_error(&r->cli, "unexpected argument");
+	check_args(r);
+}
+
+/* Takes the store lock: shared for a dry run, exclusive to claim. */
+static void
+open_store(struct run *r)
+{
+	bool excl = r->instance != NULL;
+
+	if (store_init(&r->store, r->conf.data_dir) == -1)
+		die(EX_USAGE, "data dir path too long", "{s:s}", "path",
+		    r->conf.data_dir);
+	if (store_lock(&r->store, excl, r->cli.lock_timeout) == 0)
+		return;
+	if (errno == EWOULDBLOCK)
+		die(EX_TEMPFAIL, "timed out waiting for the store lock",
+		    "{s:s, s:i}", "path", r->store.lock_path, "timeout_s",
+		    (int)r->cli.lock_timeout);
+	die(excl ? EX_IOERR : EX_UNAVAILABLE, "cannot lock the store",
+	    "{s:s, s:s}", "path", r->store.lock_path, "error",
+	    strerror(errno));
+}
+
+static noreturn void
+die_unavailable(const char *why)
+{
+	die(EX_UNAVAILABLE, "VF health state unavailable", "{s:s}", "error",
+	    why);
+}
+
+/* Loads both files (fail closed) and the VF inventory. */
+static void
+load_state(struct run *r)
+{
+	size_t skipped = 0;
+
+	if (health_load(&r->store, &r->health, r->conf.threshold) == -1)
+		die_unavailable(r->store.why);
+	if (claims_load(&r->store, &r->claims) == -1)
+		die_unavailable(r->store.why);
+	if (sysfs_inventory(r->conf.sysfs_root, &r->inv, &skipped) == -1)
+		die(EX_IOERR, "cannot list VFs", "{s:s, s:s}", "sysfs_root",
+		    r->conf.sysfs_root, "error", strerror(errno));
+	if (skipped > 0)
+		log_msg(LVL_WARN, "skipping unreadable VFs", "{s:i}", "count",
+		    (int)skipped);
+}
+
+/* The id under which vi advertises the profile name; 0 if it does not. */
+static unsigned
+advertised_id(const struct vf_info *vi, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < vi->ntypes; i++)
+		if (strcmp(vi->types[i].name, name) == 0)
+			return vi->types[i].id;
+	return 0;
+}
+
+/*
+ * The framebuffer of a profile some VF still offers, looked up by name
+ * (name != NULL) or by type id. false when no VF offers it any more: its
+ * size cannot be read, so the card's load is unknown.
+ */
+static bool
+offered_fb(const struct vf_inventory *inv, const char *name, unsigned id,
+    unsigned long long *fb)
+{
+	const struct vgpu_type *t;
+	size_t i, j;
+
+	for (i = 0; i < inv->n; i++) {
+		for (j = 0; j < inv->v[i].ntypes; j++) {
+			t = &inv->v[i].types[j];
+			if (name ? strcmp(t->name, name) == 0 : t->id == id) {
+				*fb = t->framebuffer_mb;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* The framebuffer a used VF holds; false when unknown. */
+static bool
+used_fb(const struct run *r, const struct vf_info *vi,
+    const struct claim *cl, unsigned long long *fb)
+{
+	unsigned id = 0;
+
+	if (cl == NULL)
+		return offered_fb(&r->inv, NULL, vi->current_type, fb);
+	if (cl->profile != NULL)
+		return offered_fb(&r->inv, cl->profile, 0, fb);
+	if (cl->type_id != NULL && conf_parse_uint(cl->type_id, 1,
+	    4294967295u, &id) == 0)
+		return offered_fb(&r->inv, NULL, id, fb);
+	return false;
+}
+
+/* True if some VF advertises the profile name under type id. */
+static bool
+profile_has_id(const struct vf_inventory *inv, const char *name,
+    unsigned id)
+{
+	size_t i;
+
+	for (i = 0; i < inv->n; i++)
+		if (advertised_id(&inv->v[i], name) == id)
+			return true;
+	return false;
+}
+
+static bool
+vf_quarantined(const struct health *h, const char *vf)
+{
+	const struct vf_record *rec = health_find(h, vf);
+
+	return rec != NULL && (rec->quarantined ||
+	    rec->nfailures >= h->threshold);
+}
+
+/* Finds or adds the card of vi. */
+static struct card_stat *
+card_of(struct run *r, const struct vf_info *vi)
+{
+	size_t i;
+
+	for (i = 0; i < r->ncards; i++)
+		if (strcmp(r->cards[i].addr, vi->card) == 0)
+			return &r->cards[i];
+	memset(&r->cards[r->ncards], 0, sizeof(r->cards[0]));
+	r->cards[r->ncards].addr = vi->card;
+	return &r->cards[r->ncards++];
+}
+
+/* Adds the load of one used VF to its card. */
+static void
+add_load(struct run *r, struct card_stat *cs, const struct vf_info *vi,
+    const struct claim *cl)
+{
+	unsigned long long fb;
+
+	if (used_fb(r, vi, cl, &fb))
+		cs->load_mb += fb;
+	else
+		cs->unknown_load = true;
+}
+
+/* SPEC.md 4.3 steps 1 and 2 for one VF. */
+static enum vf_role
+classify(struct run *r, struct card_stat *cs, size_t i)
+{
+	const struct vf_info *vi = &r->inv.v[i];
+	const struct claim *cl = claims_find_vf(&r->claims, vi->addr);
+	unsigned id = advertised_id(vi, r->profile);
+	bool used = cl != NULL || vi->current_type != 0;
+
+	if (used)
+		add_load(r, cs, vi, cl);
+	if (vf_quarantined(&r->health, vi->addr)) {
+		cs->quarantined++;
+		return ROLE_NONE;
+	}
+	if (cl != NULL)
+		return ROLE_NONE;
+	if (vi->current_type == 0)
+		return id != 0 ? ROLE_CLEAN : ROLE_NONE;
+	return profile_has_id(&r->inv, r->profile, vi->current_type) ?
+	    ROLE_DIRTY : ROLE_NONE;
+}
+
+/* Classifies every VF and sums up the cards. */
+static void
+build_model(struct run *r)
+{
+	struct card_stat *cs;
+	size_t i;
+
+	r->roles = calloc(r->inv.n ? r->inv.n : 1, sizeof(*r->roles));
+	r->cards = calloc(r->inv.n ? r->inv.n : 1, sizeof(*r->cards));
+	if (r->roles == NULL || r->cards == NULL)
+		die(EX_OSERR, "out of memory", NULL);
+	for (i = 0; i < r->inv.n; i++) {
+		cs = card_of(r, &r->inv.v[i]);
+		r->roles[i] = classify(r, cs, i);
+		if (r->roles[i] == ROLE_CLEAN)
+			cs->nclean++;
+		else if (r->roles[i] == ROLE_DIRTY)
+			cs->ndirty++;
+	}
+}
+
+/*
+ * SPEC.md 4.3 step 3: fewer quarantined VFs (a card with a wedged VF is
+ * overflow-only), known load before unknown, lower load, address.
+ */
+static int
+card_cmp(const void *pa, const void *pb)
+{
+	const struct card_stat *a = pa, *b = pb;
+
+	if (a->quarantined != b->quarantined)
+		return a->quarantined < b->quarantined ? -1 : 1;
+	if (a->unknown_load != b->unknown_load)
+		return a->unknown_load ? 1 : -1;
+	if (a->load_mb != b->load_mb)
+		return a->load_mb < b->load_mb ? -1 : 1;
+	return strcmp(a->addr, b->addr);
+}
+
+/* Fails with the upstream message when no VF offers the profile. */
+static void
+check_profile_known(const struct run *r)
+{
+	char msg[512];
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < r->inv.n; i++) {
+		if (advertised_id(&r->inv.v[i], r->profile) != 0)
+			return;
+		any = any || r->inv.v[i].ntypes > 0;
+	}
+	if (!any && r->inv.n > 0)
+		snprintf(msg, sizeof(msg), "no creatable vGPU profiles on any "
+		    "VF (GPUs at capacity or dirty VFs consuming framebuffer): "
+		    "profile \"%s\"", r->profile);
+	else
+		snprintf(msg, sizeof(msg), "profile \"%s\" is not creatable "
+		    "on any VF (unknown profile or insufficient capacity)",
+		    r->profile);
+	die(EXIT_NO, msg, NULL);
+}
+
+/* Uniform index below n: --seed makes it repeatable, else getrandom(2). */
+static size_t
+random_below(const struct run *r, size_t n)
+{
+	unsigned long long x;
+
+	if (r->seeded)
+		x = r->seed;
+	else if (getrandom(&x, sizeof(x), 0) != (ssize_t)sizeof(x))
+		x = (unsigned long long)io_now_ms() ^ (unsigned)getpid();
+	/* splitmix64 finaliser: spreads small seeds over all bits. */
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return (size_t)(x % n);
+}
+
+/*
+ * SPEC.md 4.3 step 4: on the first card, a random one of its clean
+ * candidates, or of its dirty ones when it has no clean one. Never
+ * lowest address first: one wedged VF would absorb every placement.
+ */
+static const struct vf_info *
+select_vf(struct run *r)
+{
+	const struct card_stat *cs;
+	enum vf_role want;
+	size_t i, k, n = 0;
+	char msg[512];
+
+	for (i = 0; i < r->ncards; i++)
+		if (r->cards[i].nclean + r->cards[i].ndirty > 0)
+			r->cards[n++] = r->cards[i];
+	if (n == 0) {
+		snprintf(msg, sizeof(msg), "no available VF for profile "
+		    "\"%s\"", r->profile);
+		die(EXIT_NO, msg, NULL);
+	}
+	qsort(r->cards, n, sizeof(*r->cards), card_cmp);
+	cs = &r->cards[0];
+	want = cs->nclean > 0 ? ROLE_CLEAN : ROLE_DIRTY;
+	k = random_below(r, want == ROLE_CLEAN ? cs->nclean : cs->ndirty);
+	for (i = 0; i < r->inv.n; i++) {
+		if (r->roles[i] != want || strcmp(r->inv.v[i].card,
+		    cs->addr) != 0)
+			continue;
+		if (k-- == 0)
+			return &r->inv.v[i];
+	}
+	die(EX_SOFTWARE, "selection lost its candidate", NULL);
+}
+
+/* The type id to write for the chosen VF: what it advertises for the
+ * profile, or its leftover type when it is a dirty candidate. */
+static unsigned
+chosen_type(const struct run *r, const struct vf_info *vi)
+{
+	unsigned id = advertised_id(vi, r->profile);
+
+	return id != 0 ? id : vi->current_type;
+}
+
+static const struct vf_info *
+inventory_find(const struct vf_inventory *inv, const char *vf)
+{
+	size_t i;
+
+	for (i = 0; i < inv->n; i++)
+		if (strcmp(inv->v[i].addr, vf) == 0)
+			return &inv->v[i];
+	return NULL;
+}
+
+/* Writes the result line; a failed write is 74. */
+static void
+emit(const char *vf, const char *card, const char *profile,
+    const char *type_id, const struct claim *cl)
+{
+	json_t *o;
+
+	o = json_pack("{s:s, s:s, s:s, s:s}", "vf_address", vf, "card", card,
+	    "profile", profile, "type_id", type_id);
+	if (o != NULL && cl != NULL) {
+		json_object_set_new(o, "instance_id",
+		    json_string(cl->instance_id));
+		json_object_set_new(o, "claimed_at",
+		    json_string(cl->claimed_at));
+	}
+	if (o == NULL)
+		die(EX_OSERR, "out of memory", NULL);
+	if (jsonl_write(stdout, o) == -1) {
+		json_decref(o);
+		die(EX_IOERR, "write stdout failed", "{s:s}", "error",
+		    strerror(errno));
+	}
+	json_decref(o);
+}
+
+static void
+emit_claim(const struct run *r, const struct claim *cl)
+{
+	const struct vf_info *vi = inventory_find(&r->inv, cl->vf);
+
+	emit(cl->vf, vi ? vi->card : "", cl->profile ? cl->profile :
+	    r->profile, cl->type_id ? cl->type_id : "", cl);
+}
+
+/* Persists the claims ledger; a failure is 74 and changes nothing. */
+static void
+save_claims(struct run *r, const char *what)
+{
+	struct atomic_result res = { 0 };
+
+	if (claims_save(&r->store, &r->claims, &res) == 0)
+		return;
+	die(EX_IOERR, what, "{s:s, s:s, s:s}", "path", r->store.claims_path,
+	    "step", res.step ? res.step : "", "error", r->store.why);
+}
+
+/* Persists a new claim of vi for the instance; returns the ledger copy. */
+static const struct claim *
+persist_claim(struct run *r, const struct vf_info *vi)
+{
+	char now[TIMEFMT_MAX], type_id[16];
+	struct timespec ts;
+	struct claim cl = { 0 };
+
+	timefmt_now(&ts);
+	if (timefmt_format(&ts, now, sizeof(now)) == -1)
+		die(EX_SOFTWARE, "cannot format the claim time", NULL);
+	snprintf(type_id, sizeof(type_id), "%u", chosen_type(r, vi));
+	strcpy(cl.vf, vi->addr);
+	cl.instance_id = (char *)r->instance;
+	cl.claimed_at = now;
+	cl.profile = (char *)r->profile;
+	cl.type_id = type_id;
+	cl.vsock = (char *)r->vsock;
+	cl.control_socket = (char *)r->control_socket;
+	if (claims_add(&r->claims, &cl) == -1)
+		die(EX_OSERR, "out of memory", NULL);
+	save_claims(r, "cannot persist the claim");
+	log_msg(LVL_INFO, "claimed VF", "{s:s, s:s, s:s, s:s}", "vf",
+	    vi->addr, "instance_id", r->instance, "profile", r->profile,
+	    "claimed_at", now);
+	return claims_find_instance(&r->claims, r->instance);
+}
+
+static noreturn void
+configure_fail(struct run *r, int code, const char *msg, const char *vf,
+    const char *err)
+{
+	char why[1024];
+
+	/* Copy first: removing the claim may reuse the buffers. */
+	snprintf(why, sizeof(why), "%s", err);
+	claims_remove_instance(&r->claims, r->instance);
+	save_claims(r, "cannot remove the claim after a failed configure");
+	die(code, msg, "{s:s, s:s, s:s}", "vf", vf, "instance_id",
+	    r->instance, "error", why);
+}
+
+/*
+ * Writes the claim's type id to current_vgpu_type and reads it back. The
+ * health store is re-read first, under the same lock, so a VF
+ * quarantined since the claim was made is refused. On failure the claim
+ * is removed again.
+ */
+static void
+configure(struct run *r, const struct claim *cl)
+{
+	char vf[VF_ADDR_LEN + 1], msg[128];
+	unsigned id;
+
+	snprintf(vf, sizeof(vf), "%s", cl->vf);
+	if (cl->type_id == NULL || conf_parse_uint(cl->type_id, 1,
+	    4294967295u, &id) == -1)
+		configure_fail(r, EX_DATAERR, "claim has no valid type_id", vf,
+		    cl->type_id ? cl->type_id : "");
+	health_free(&r->health);
+	if (health_load(&r->store, &r->health, r->conf.threshold) == -1)
+		configure_fail(r, EX_UNAVAILABLE, "VF health state unavailable",
+		    vf, r->store.why);
+	if (vf_quarantined(&r->health, vf)) {
+		snprintf(msg, sizeof(msg), "vendor VFIO vGPU on VF %s is "
+		    "quarantined", vf);
+		configure_fail(r, EXIT_NO, msg, vf, "quarantined");
+	}
+	if (sysfs_set_vgpu_type(r->conf.sysfs_root, vf, id) == -1)
+		configure_fail(r, EX_IOERR, "cannot configure VF", vf,
+		    strerror(errno));
+	log_msg(LVL_INFO, "configured VF", "{s:s, s:s, s:i}", "vf", vf,
+	    "instance_id", r->instance, "type_id", (int)id);
+}
+
+/* --claim: the instance's existing claim, or a new one. */
+static void
+claim_flow(struct run *r)
+{
+	const struct claim *cl = claims_find_instance(&r->claims,
+	    r->instance);
+
+	if (cl != NULL) {
+		log_msg(LVL_INFO, "instance already holds a claim",
+		    "{s:s, s:s}", "vf", cl->vf, "instance_id", r->instance);
+	} else {
+		check_profile_known(r);
+		build_model(r);
+		cl = persist_claim(r, select_vf(r));
+	}
+	if (r->configure)
+		configure(r, cl);
+	emit_claim(r, cl);
+}
+
+static void
+dry_run(struct run *r)
+{
+	const struct vf_info *vi;
+	char type_id[16];
+
+	check_profile_known(r);
+	build_model(r);
+	vi = select_vf(r);
+	snprintf(type_id, sizeof(type_id), "%u", chosen_type(r, vi));
+	emit(vi->addr, vi->card, r->profile, type_id, NULL);
+}
+
+static void
+release(struct run *r)
+{
+	store_unlock(&r->store);
+	health_free(&r->health);
+	claims_free(&r->claims);
+	sysfs_inventory_free(&r->inv);
+	free(r->roles);
+	free(r->cards);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct run *r = &run;
+
+	log_init(PROG);
+	parse_args(argc, argv, r);
+	cli_finish(&r->cli, &r->conf);
+	install_signals();
+	open_store(r);
+	load_state(r);
+	if (r->instance != NULL)
+		claim_flow(r);
+	else
+		dry_run(r);
+	release(r);
+	if (stop_requested)
+		log_msg(LVL_INFO, "finished the pick before stopping", NULL);
+	cli_close_stdout();
+	return 0;
+}
