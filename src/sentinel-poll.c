@@ -1,0 +1,1303 @@
+/*
+ * sentinel-poll - ask every live claimed guest for its GPU init state.
+ *
+ * Every interval (the first scan at once) it lists its targets (the
+ * claims ledger under a shared lock, or --targets JSON lines), polls
+ * each one whose VMM control socket exists over its endpoint (vsock:,
+ * hvsock:, unix:) with {"method":"GetGPUInitStatus"}, at most
+ * --concurrency checks in flight in one poll(2) loop, each bounded by
+ * --timeout in total, and writes one check line per target:
+ *
+ *	{"check":"failed","vf_address":...,"instance_id":...,
+ *	 "assigned_at":...,"nvrm":"NVRM: ..."}
+ *
+ * check is ok, failed, unknown, rpc_error (with "error") or
+ * unsupported_agent; a scan that cannot list its targets writes
+ * {"check":"list_error","error":...}. A failed or ok line is written only
+ * after re-reading the targets: it is dropped when the instance now holds
+ * another VF or claim time. With --source log it tails each target's
+ * console log (app_log) instead and writes failed/ok for marker lines.
+ *
+ * Exit codes: 0 (after --once, on SIGTERM/SIGINT, or on a host without
+ * the vendor-VFIO vGPU framework), 64 usage, 71 OS error, 74 stdout
+ * failed or its reader went away, 78 configuration.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "conf.h"
+#include "endpoint.h"
+#include "guestproto.h"
+#include "hvsock.h"
+#include "io.h"
+#include "jsonl.h"
+#include "log.h"
+#include "logtail.h"
+#include "store.h"
+#include "sysfs.h"
+
+#define PROG "sentinel-poll"
+#define REPLY_MAX JSONL_MAX		/* longest guest reply line */
+#define REQUEST "{\"method\":\"GetGPUInitStatus\"}\n"
+#define CONFIRM_EVERY_MS 250		/* batch the re-reads of the targets */
+
+static const char usage[] =
+    "usage: sentinel-poll [-c FILE] [--data-dir DIR] [--sysfs-root DIR]\n"
+    "                     [--lock-timeout S] [--log-level LEVEL]\n"
+    "                     [--interval S] [--once] [--concurrency N]\n"
+    "                     [--timeout S] [--targets FILE|-]\n"
+    "                     [--source vsock|log]\n";
+
+enum {
+	OPT_INTERVAL = CLI_OPT_FIRST_FREE,
+	OPT_ONCE,
+	OPT_CONCURRENCY,
+	OPT_TIMEOUT,
+	OPT_TARGETS,
+	OPT_SOURCE
+};
+
+enum verdict {
+	V_OK,
+	V_FAILED,
+	V_UNKNOWN,
+	V_RPC_ERROR,
+	V_UNSUPPORTED
+};
+
+static const char *const verdict_names[] = {
+	"ok", "failed", "unknown", "rpc_error", "unsupported_agent"
+};
+
+struct target {
+	char *vf;			/* all owned */
+	char *instance_id;
+	char *claimed_at;
+	char *vsock;			/* NULL when absent */
+	char *control_socket;
+	char *app_log;
+};
+
+struct targets {
+	struct target *v;		/* owned */
+	size_t n;
+	size_t cap;
+};
+
+enum phase {
+	PH_CONNECT,
+	PH_HV_SEND,
+	PH_HV_READ,
+	PH_SEND,
+	PH_READ
+};
+
+/* One check in flight; fd -1 marks a free slot. */
+struct check {
+	int fd;
+	enum phase phase;
+	const struct target *t;		/* borrowed from the scan's list */
+	struct endpoint ep;
+	long long deadline;		/* io_now_ms() */
+	char out[64];			/* CONNECT line or request */
+	size_t outlen;
+	size_t sent;
+	char *buf;			/* owned reply buffer */
+	size_t len;
+	size_t cap;
+};
+
+/* A failed/ok result waiting for its assignment to be confirmed. */
+struct pending {
+	const struct target *t;		/* borrowed from the scan's list */
+	enum verdict v;
+	char *nvrm;			/* owned, NULL for ok */
+};
+
+/* Console-log tail of one instance (--source log). */
+struct tail {
+	char *instance_id;		/* owned */
+	char *vf;
+	char *claimed_at;
+	ino_t ino;			/* 0 until the log was opened */
+	bool seen;			/* listed in this scan */
+	struct logtail lt;
+};
+
+struct poller {
+	struct conf conf;
+	unsigned lock_timeout;
+	unsigned interval;
+	unsigned timeout;
+	unsigned concurrency;
+	bool once;
+	bool log_source;
+	const char *targets_path;	/* NULL: the ledger; "-": stdin */
+	struct targets stdin_targets;	/* --targets -, read once */
+	struct check *slots;		/* owned, concurrency of them */
+	struct pollfd *pfds;		/* owned, concurrency + 1 */
+	struct pending *pend;		/* owned */
+	size_t npend;
+	long long pend_since;
+	struct tail *tails;		/* owned (--source log) */
+	size_t ntails;
+	char *logbuf;			/* owned, LOGTAIL_LINE_MAX + 1 */
+	bool out_failed;		/* stdout broke: exit 74 */
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void
+on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+/* --- targets ------------------------------------------------------------ */
+
+static void
+target_free(struct target *t)
+{
+	free(t->vf);
+	free(t->instance_id);
+	free(t->claimed_at);
+	free(t->vsock);
+	free(t->control_socket);
+	free(t->app_log);
+}
+
+static void
+targets_free(struct targets *ts)
+{
+	size_t i;
+
+	for (i = 0; i < ts->n; i++)
+		target_free(&ts->v[i]);
+	free(ts->v);
+	memset(ts, 0, sizeof(*ts));
+}
+
+/* The target is polled (or tailed) only with a transport and a live VMM. */
+static bool
+target_eligible(const struct poller *p, const struct target *t)
+{
+	const char *via = p->log_source ? t->app_log : t->vsock;
+	struct stat st;
+
+	if (via == NULL || via[0] == '\0') {
+		log_msg(LVL_DEBUG, "skipping target without an endpoint",
+		    "{s:s, s:s}", "vf", t->vf, "instance_id", t->instance_id);
+		return false;
+	}
+	if (t->control_socket == NULL || stat(t->control_socket, &st) == -1) {
+		log_msg(LVL_DEBUG, "skipping target without a control socket",
+		    "{s:s, s:s}", "vf", t->vf, "instance_id", t->instance_id);
+		return false;
+	}
+	return true;
+}
+
+/* strdup of an optional string: NULL stays NULL. 0 or -1/ENOMEM. */
+static int
+dup_opt(char **dst, const char *src)
+{
+	*dst = NULL;
+	if (src == NULL)
+		return 0;
+	*dst = strdup(src);
+	return *dst == NULL ? -1 : 0;
+}
+
+/* Appends a deep copy of the fields. 0 or -1/ENOMEM. */
+static int
+targets_add(struct targets *ts, const struct target *src)
+{
+	struct target *t, *v;
+
+	if (ts->n == ts->cap) {
+		v = reallocarray(ts->v, ts->cap ? ts->cap * 2 : 16,
+		    sizeof(*v));
+		if (v == NULL)
+			return -1;
+		ts->v = v;
+		ts->cap = ts->cap ? ts->cap * 2 : 16;
+	}
+	t = &ts->v[ts->n];
+	memset(t, 0, sizeof(*t));
+	if (dup_opt(&t->vf, src->vf) || dup_opt(&t->instance_id,
+	    src->instance_id) || dup_opt(&t->claimed_at, src->claimed_at) ||
+	    dup_opt(&t->vsock, src->vsock) || dup_opt(&t->control_socket,
+	    src->control_socket) || dup_opt(&t->app_log, src->app_log)) {
+		target_free(t);
+		return -1;
+	}
+	ts->n++;
+	return 0;
+}
+
+/* Borrowed pointer into ts, or NULL. */
+static const struct target *
+targets_find(const struct targets *ts, const char *instance_id)
+{
+	size_t i;
+
+	for (i = 0; i < ts->n; i++)
+		if (strcmp(ts->v[i].instance_id, instance_id) == 0)
+			return &ts->v[i];
+	return NULL;
+}
+
+/* The claims ledger, under a shared lock. 0, or -1 with why set. */
+static int
+targets_from_ledger(const struct poller *p, struct targets *ts, char *why,
+    size_t whylen)
+{
+	struct store s;
+	struct claims c = { 0 };
+	struct target t = { 0 };
+	int rc = -1;
+	size_t i;
+
+	if (store_init(&s, p->conf.data_dir) == -1) {
+		snprintf(why, whylen, "data dir: %s", strerror(errno));
+		return -1;
+	}
+	if (store_lock(&s, false, p->lock_timeout) == -1) {
+		snprintf(why, whylen, "%s", s.why);
+		return -1;
+	}
+	if (claims_load(&s, &c) == -1) {
+		snprintf(why, whylen, "%s", s.why);
+		goto out;
+	}
+	for (i = 0; i < c.n; i++) {
+		t.vf = c.v[i].vf;
+		t.instance_id = c.v[i].instance_id;
+		t.claimed_at = c.v[i].claimed_at;
+		t.vsock = c.v[i].vsock;
+		t.control_socket = c.v[i].control_socket;
+		if (targets_add(ts, &t) == -1) {
+			snprintf(why, whylen, "%s", strerror(errno));
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	claims_free(&c);
+	store_unlock(&s);
+	return rc;
+}
+
+static void
+bad_line(unsigned long lineno, const char *why, bool quiet)
+{
+	if (!quiet)
+		log_msg(LVL_WARN, "skipping bad target line", "{s:I, s:s}",
+		    "line", (json_int_t)lineno, "error", why);
+}
+
+/* One --targets line; a bad one is logged and skipped. 0 or -1/ENOMEM. */
+static int
+target_line(struct targets *ts, const char *line, size_t len,
+    unsigned long lineno, bool quiet)
+{
+	struct target t = { 0 };
+	const char *why;
+	json_t *o;
+	int rc = 0;
+
+	if ((o = jsonl_parse(line, len, &why)) == NULL) {
+		bad_line(lineno, why, quiet);
+		return 0;
+	}
+	t.vf = (char *)jsonl_str(o, "vf_address");
+	t.instance_id = (char *)jsonl_str(o, "instance_id");
+	t.claimed_at = (char *)jsonl_str(o, "claimed_at");
+	t.vsock = (char *)jsonl_str(o, "vsock");
+	t.control_socket = (char *)jsonl_str(o, "control_socket");
+	t.app_log = (char *)jsonl_str(o, "app_log");
+	if (t.claimed_at == NULL)
+		t.claimed_at = "";
+	if (t.vf == NULL || !vf_addr_valid(t.vf) || t.instance_id == NULL ||
+	    t.instance_id[0] == '\0')
+		bad_line(lineno, "needs a valid vf_address and an instance_id",
+		    quiet);
+	else
+		rc = targets_add(ts, &t);
+	json_decref(o);
+	return rc;
+}
+
+/* Reads target lines from fd to its end; quiet: no warnings (a
+ * re-read). 0, or -1 with why set. */
+static int
+targets_read_fd(int fd, struct targets *ts, bool quiet, char *why,
+    size_t whylen)
+{
+	struct jsonl_reader r;
+	enum jsonl_status st;
+	char *line;
+	size_t len;
+	int rc = -1;
+
+	if (jsonl_reader_init(&r, fd) == -1) {
+		snprintf(why, whylen, "%s", strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		st = jsonl_next(&r, &line, &len);
+		if (st == JSONL_END)
+			break;
+		if (st == JSONL_TOO_LONG && !quiet)
+			log_msg(LVL_WARN, "skipping over-long target line",
+			    "{s:I}", "line", (json_int_t)r.lineno);
+		if (st == JSONL_LINE && target_line(ts, line, len,
+		    r.lineno, quiet) == -1)
+			goto fail;
+		if (st == JSONL_NEED && jsonl_fill(&r) == -1)
+			goto fail;
+	}
+	rc = 0;
+	goto out;
+fail:
+	snprintf(why, whylen, "read targets: %s", strerror(errno));
+out:
+	jsonl_reader_release(&r);
+	return rc;
+}
+
+static int
+targets_from_file(const char *path, struct targets *ts, bool quiet,
+    char *why, size_t whylen)
+{
+	int fd, rc;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		snprintf(why, whylen, "open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	rc = targets_read_fd(fd, ts, quiet, why, whylen);
+	close(fd);
+	return rc;
+}
+
+/* Copies the stdin list read at start. */
+static int
+targets_copy(const struct targets *src, struct targets *ts, char *why,
+    size_t whylen)
+{
+	size_t i;
+
+	for (i = 0; i < src->n; i++) {
+		if (targets_add(ts, &src->v[i]) == -1) {
+			snprintf(why, whylen, "%s", strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Lists the targets this scan may poll: those with an endpoint (or a
+ * console log, for the log source) whose VMM control socket exists. A
+ * stopped VM can keep a stale claim, and its vsock CID may since belong
+ * to an unrelated guest, so no control socket means no poll.
+ */
+static int
+targets_list(const struct poller *p, struct targets *ts, bool quiet,
+    char *why, size_t whylen)
+{
+	struct targets all = { 0 };
+	int rc;
+	size_t i;
+
+	if (p->targets_path == NULL)
+		rc = targets_from_ledger(p, &all, why, whylen);
+	else if (strcmp(p->targets_path, "-") == 0)
+		rc = targets_copy(&p->stdin_targets, &all, why, whylen);
+	else
+		rc = targets_from_file(p->targets_path, &all, quiet, why,
+		    whylen);
+	for (i = 0; rc == 0 && i < all.n; i++) {
+		if (!target_eligible(p, &all.v[i]))
+			continue;
+		if (targets_add(ts, &all.v[i]) == -1) {
+			snprintf(why, whylen, "%s", strerror(errno));
+			rc = -1;
+		}
+	}
+	targets_free(&all);
+	return rc;
+}
+
+/* --- output ------------------------------------------------------------- */
+
+/* A JSON string of len bytes; bytes that are not UTF-8 become '?' (a
+ * console log or a guest owes us no encoding). New reference. */
+static json_t *
+safe_string(const char *s, size_t len)
+{
+	json_t *j;
+	char *copy;
+	size_t i;
+
+	if ((j = json_stringn(s, len)) != NULL)
+		return j;
+	if ((copy = malloc(len + 1)) == NULL)
+		return NULL;
+	for (i = 0; i < len; i++)
+		copy[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
+	j = json_stringn(copy, len);
+	free(copy);
+	return j;
+}
+
+static void
+emit(struct poller *p, json_t *o)
+{
+	if (o == NULL) {
+		log_msg(LVL_ERROR, "cannot build check line", NULL);
+		return;
+	}
+	if (!p->out_failed && jsonl_write(stdout, o) == -1) {
+		log_msg(LVL_ERROR, "write stdout failed", "{s:s}", "error",
+		    strerror(errno));
+		p->out_failed = true;
+	}
+	json_decref(o);
+}
+
+static void
+emit_list_error(struct poller *p, const char *why)
+{
+	emit(p, json_pack("{s:s, s:o}", "check", "list_error", "error",
+	    safe_string(why, strlen(why))));
+}
+
+/* detail is the nvrm of a failed check or the error of an rpc_error. */
+static void
+emit_check(struct poller *p, const struct target *t, enum verdict v,
+    const char *detail)
+{
+	json_t *o;
+
+	o = json_pack("{s:s, s:s, s:s, s:s}", "check", verdict_names[v],
+	    "vf_address", t->vf, "instance_id", t->instance_id,
+	    "assigned_at", t->claimed_at);
+	if (o != NULL && detail != NULL)
+		json_object_set_new(o, v == V_FAILED ? "nvrm" : "error",
+		    safe_string(detail, strlen(detail)));
+	emit(p, o);
+}
+
+/*
+ * A failed or ok verdict waits for the next confirmation batch; the
+ * others are written at once. Out of memory is fatal (71).
+ */
+static void
+record(struct poller *p, const struct target *t, enum verdict v,
+    const char *detail)
+{
+	struct pending *pe;
+
+	if (v == V_RPC_ERROR)
+		log_msg(LVL_DEBUG, "cannot query the guest agent",
+		    "{s:s, s:s}", "instance_id", t->instance_id, "error",
+		    detail);
+	if (v != V_FAILED && v != V_OK) {
+		emit_check(p, t, v, detail);
+		return;
+	}
+	pe = reallocarray(p->pend, p->npend + 1, sizeof(*pe));
+	if (pe == NULL)
+		die(EX_OSERR, "out of memory", NULL);
+	p->pend = pe;
+	pe = &p->pend[p->npend];
+	pe->t = t;
+	pe->v = v;
+	pe->nvrm = NULL;
+	if (v == V_FAILED && (pe->nvrm = strdup(detail ? detail : "")) == NULL)
+		die(EX_OSERR, "out of memory", NULL);
+	if (p->npend++ == 0)
+		p->pend_since = io_now_ms();
+}
+
+/*
+ * Upstream's assignment confirmation: a report is dropped when the
+ * instance now holds another VF or claim time, and still made when the
+ * instance is gone (a released wedge is still a wedge).
+ */
+static void
+confirm(struct poller *p, const struct pending *pe,
+    const struct targets *now, const char *why)
+{
+	const struct target *t = pe->t, *cur;
+	const char *action = pe->v == V_FAILED ? "init_failure" :
+	    "init_success";
+
+	if (now == NULL) {
+		log_msg(LVL_WARN, "could not confirm assignment; dropping "
+		    "report", "{s:s, s:s, s:s, s:s}", "action", action, "vf",
+		    t->vf, "instance_id", t->instance_id, "error", why);
+		return;
+	}
+	cur = targets_find(now, t->instance_id);
+	if (cur != NULL && (strcmp(cur->vf, t->vf) != 0 ||
+	    strcmp(cur->claimed_at, t->claimed_at) != 0)) {
+		log_msg(LVL_INFO, "skipping report: assignment changed during "
+		    "poll", "{s:s, s:s, s:s}", "action", action, "vf", t->vf,
+		    "instance_id", t->instance_id);
+		return;
+	}
+	emit_check(p, t, pe->v, pe->nvrm);
+}
+
+/* Re-reads the targets once and writes every confirmed pending line. */
+static void
+flush_pending(struct poller *p)
+{
+	struct targets now = { 0 };
+	char why[1100];
+	bool listed;
+	size_t i;
+
+	if (p->npend == 0)
+		return;
+	listed = targets_list(p, &now, true, why, sizeof(why)) == 0;
+	for (i = 0; i < p->npend; i++) {
+		confirm(p, &p->pend[i], listed ? &now : NULL, why);
+		free(p->pend[i].nvrm);
+	}
+	p->npend = 0;
+	targets_free(&now);
+}
+
+/* --- guest checks ------------------------------------------------------- */
+
+/*
+ * Classifies one reply line (guest_reply_parse); *detail is borrowed
+ * from r: the nvrm of failed, the error of rpc_error, else NULL.
+ */
+static enum verdict
+classify_reply(const char *line, size_t len, struct guest_reply *r,
+    const char **detail)
+{
+	*detail = NULL;
+	if (guest_reply_parse(line, len, r) == -1) {
+		*detail = r->message;
+		return V_RPC_ERROR;
+	}
+	if (r->kind == GUEST_REPLY_UNSUPPORTED)
+		return V_UNSUPPORTED;
+	if (r->state == GUEST_OK)
+		return V_OK;
+	if (r->state == GUEST_UNKNOWN)
+		return V_UNKNOWN;
+	*detail = r->message;
+	return V_FAILED;
+}
+
+/* Ends a check: frees the slot and records the verdict. */
+static void
+check_done(struct poller *p, struct check *c, enum verdict v,
+    const char *detail)
+{
+	if (c->fd != -1)
+		close(c->fd);
+	c->fd = -1;
+	if (c->cap > 4096) {
+		free(c->buf);
+		c->buf = NULL;
+		c->cap = 0;
+	}
+	record(p, c->t, v, detail);
+}
+
+static void
+check_fail(struct poller *p, struct check *c, const char *what, int err)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "%s: %s", what, strerror(err));
+	check_done(p, c, V_RPC_ERROR, buf);
+}
+
+static void
+check_reply(struct poller *p, struct check *c, size_t len)
+{
+	struct guest_reply *r;
+	const char *detail;
+	enum verdict v;
+
+	/* The reply holds an 8 KiB message: keep it off the stack. */
+	if ((r = malloc(sizeof(*r))) == NULL) {
+		check_fail(p, c, "read", ENOMEM);
+		return;
+	}
+	v = classify_reply(c->buf, len, r, &detail);
+	check_done(p, c, v, detail);
+	free(r);
+}
+
+/* Opens the connection of one check. True if it is now in flight. */
+static bool
+check_start(struct poller *p, struct check *c, const struct target *t)
+{
+	c->t = t;
+	c->len = 0;
+	c->sent = 0;
+	c->fd = -1;
+	c->deadline = io_now_ms() + p->timeout * 1000LL;
+	if (endpoint_parse(t->vsock, &c->ep) == -1) {
+		check_done(p, c, V_RPC_ERROR, "invalid endpoint");
+		return false;
+	}
+	if ((c->fd = endpoint_connect(&c->ep)) == -1) {
+		check_fail(p, c, "connect", errno);
+		return false;
+	}
+	c->phase = PH_CONNECT;
+	return true;
+}
+
+static void
+check_set_out(struct check *c, enum phase ph)
+{
+	int n;
+
+	c->phase = ph;
+	c->sent = 0;
+	if (ph == PH_HV_SEND)
+		n = hvsock_format_connect(c->ep.port, c->out, sizeof(c->out));
+	else
+		n = snprintf(c->out, sizeof(c->out), "%s", REQUEST);
+	c->outlen = n > 0 ? (size_t)n : 0;
+}
+
+static void
+check_send(struct poller *p, struct check *c)
+{
+	ssize_t n;
+
+	n = send(c->fd, c->out + c->sent, c->outlen - c->sent,
+	    MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (n == -1) {
+		if (errno != EAGAIN && errno != EINTR)
+			check_fail(p, c, "send", errno);
+		return;
+	}
+	c->sent += (size_t)n;
+	if (c->sent == c->outlen)
+		c->phase = c->phase == PH_HV_SEND ? PH_HV_READ : PH_READ;
+}
+
+static void
+check_connected(struct poller *p, struct check *c)
+{
+	socklen_t sl = sizeof(int);
+	int err = 0;
+
+	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &sl) == -1)
+		err = errno;
+	if (err != 0) {
+		check_fail(p, c, "connect", err);
+		return;
+	}
+	check_set_out(c, c->ep.kind == EP_HVSOCK ? PH_HV_SEND : PH_SEND);
+	check_send(p, c);
+}
+
+/* The VMM's answer to CONNECT: "OK HOSTPORT", then the guest stream. */
+static void
+check_handshake(struct poller *p, struct check *c, const char *nl)
+{
+	unsigned long host_port;
+	size_t n = (size_t)(nl - c->buf);
+
+	if (hvsock_parse_ok(c->buf, n, &host_port) == -1) {
+		check_done(p, c, V_RPC_ERROR,
+		    "hybrid vsock: unexpected answer to CONNECT");
+		return;
+	}
+	memmove(c->buf, nl + 1, c->len - n - 1);
+	c->len -= n + 1;
+	check_set_out(c, PH_SEND);
+	check_send(p, c);
+}
+
+/* Grows the reply buffer up to REPLY_MAX + 1 bytes. 0 or -1. */
+static int
+check_grow(struct check *c)
+{
+	size_t cap = c->cap ? c->cap * 2 : 512;
+	char *b;
+
+	if (cap > REPLY_MAX + 1)
+		cap = REPLY_MAX + 1;
+	if ((b = realloc(c->buf, cap)) == NULL)
+		return -1;
+	c->buf = b;
+	c->cap = cap;
+	return 0;
+}
+
+static void
+check_eof(struct poller *p, struct check *c)
+{
+	if (c->phase == PH_HV_READ)
+		check_done(p, c, V_RPC_ERROR,
+		    "hybrid vsock: connection closed before OK");
+	else if (c->len == 0)
+		check_done(p, c, V_RPC_ERROR, "connection closed without a "
+		    "reply");
+	else
+		check_reply(p, c, c->len);
+}
+
+static void
+check_read(struct poller *p, struct check *c)
+{
+	const char *nl;
+	ssize_t n;
+
+	if (c->len == c->cap && check_grow(c) == -1) {
+		check_fail(p, c, "read", ENOMEM);
+		return;
+	}
+	n = recv(c->fd, c->buf + c->len, c->cap - c->len, MSG_DONTWAIT);
+	if (n == -1 && errno != EAGAIN && errno != EINTR)
+		check_fail(p, c, "read", errno);
+	if (n == 0)
+		check_eof(p, c);
+	if (n <= 0)
+		return;
+	c->len += (size_t)n;
+	nl = memchr(c->buf, '\n', c->len);
+	if (nl != NULL && c->phase == PH_HV_READ)
+		check_handshake(p, c, nl);
+	else if (nl != NULL)
+		check_reply(p, c, (size_t)(nl - c->buf));
+	else if (c->phase == PH_HV_READ && c->len > HVSOCK_LINE_MAX)
+		check_done(p, c, V_RPC_ERROR, "hybrid vsock: answer too long");
+	else if (c->len > REPLY_MAX)
+		check_done(p, c, V_RPC_ERROR, "reply over 64 KiB");
+}
+
+static void
+check_event(struct poller *p, struct check *c)
+{
+	switch (c->phase) {
+	case PH_CONNECT:
+		check_connected(p, c);
+		break;
+	case PH_HV_SEND:
+	case PH_SEND:
+		check_send(p, c);
+		break;
+	case PH_HV_READ:
+	case PH_READ:
+		check_read(p, c);
+		break;
+	}
+}
+
+static const char *
+phase_timeout(enum phase ph)
+{
+	switch (ph) {
+	case PH_CONNECT:
+		return "timed out connecting";
+	case PH_HV_SEND:
+	case PH_HV_READ:
+		return "timed out waiting for the hybrid vsock OK";
+	case PH_SEND:
+		return "timed out sending the request";
+	default:
+		return "timed out waiting for the reply";
+	}
+}
+
+/* --- the scan loop ------------------------------------------------------ */
+
+static sigset_t run_mask;		/* the mask with TERM/INT deliverable */
+static bool peer_gone;			/* stdout's reader went away */
+
+static bool
+stopping(const struct poller *p)
+{
+	return stop_signal != 0 || peer_gone || p->out_failed;
+}
+
+/* Waits in ppoll(2), the only place TERM/INT are delivered. */
+static int
+wait_fds(struct pollfd *pfds, size_t n, long long ms)
+{
+	struct timespec ts;
+	int r;
+
+	if (ms < 0)
+		ms = 0;
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000;
+	pfds[n].fd = STDOUT_FILENO;
+	pfds[n].events = 0;
+	pfds[n].revents = 0;
+	r = ppoll(pfds, n + 1, &ts, &run_mask);
+	if (r > 0 && (pfds[n].revents & (POLLERR | POLLHUP | POLLNVAL))) {
+		log_msg(LVL_INFO, "stdout reader went away", NULL);
+		peer_gone = true;
+	}
+	return r;
+}
+
+/* Starts checks until the slots are full or the targets run out. */
+static void
+fill_slots(struct poller *p, const struct targets *ts, size_t *next,
+    size_t *busy)
+{
+	size_t i;
+
+	for (i = 0; i < p->concurrency && *next < ts->n; i++) {
+		if (p->slots[i].fd != -1)
+			continue;
+		if (check_start(p, &p->slots[i], &ts->v[(*next)++]))
+			(*busy)++;
+	}
+}
+
+/* One round: wait for events or the nearest deadline, then advance. */
+static void
+check_round(struct poller *p, size_t *busy)
+{
+	long long now = io_now_ms(), first = now + 1000;
+	struct check *c;
+	size_t i;
+
+	for (i = 0; i < p->concurrency; i++) {
+		c = &p->slots[i];
+		p->pfds[i].fd = c->fd;
+		p->pfds[i].events = c->phase == PH_HV_READ ||
+		    c->phase == PH_READ ? POLLIN : POLLOUT;
+		p->pfds[i].revents = 0;
+		if (c->fd != -1 && c->deadline < first)
+			first = c->deadline;
+	}
+	if (wait_fds(p->pfds, p->concurrency, first - now) <= 0 &&
+	    errno == EINTR)
+		return;
+	now = io_now_ms();
+	for (i = 0; i < p->concurrency; i++) {
+		c = &p->slots[i];
+		if (c->fd != -1 && p->pfds[i].revents != 0)
+			check_event(p, c);
+		if (c->fd != -1 && now >= c->deadline)
+			check_done(p, c, V_RPC_ERROR, phase_timeout(c->phase));
+		if (c->fd == -1 && p->pfds[i].fd != -1)
+			(*busy)--;
+	}
+}
+
+/* Abandons the checks in flight (SIGTERM, stdout gone). */
+static void
+abandon(struct poller *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->concurrency; i++) {
+		if (p->slots[i].fd != -1)
+			close(p->slots[i].fd);
+		p->slots[i].fd = -1;
+	}
+}
+
+static void
+vsock_scan(struct poller *p, const struct targets *ts)
+{
+	size_t next = 0, busy = 0;
+
+	while (!stopping(p) && (next < ts->n || busy > 0)) {
+		fill_slots(p, ts, &next, &busy);
+		if (busy > 0)
+			check_round(p, &busy);
+		if (p->npend > 0 && io_now_ms() - p->pend_since >=
+		    CONFIRM_EVERY_MS)
+			flush_pending(p);
+	}
+	abandon(p);
+}
+
+/* --- the console-log source --------------------------------------------- */
+
+static void
+tail_free(struct tail *tl)
+{
+	free(tl->instance_id);
+	free(tl->vf);
+	free(tl->claimed_at);
+	logtail_release(&tl->lt);
+}
+
+/* The tail of t's instance, new or restarted for a new assignment. */
+static struct tail *
+tail_for(struct poller *p, const struct target *t)
+{
+	struct tail *tl;
+	size_t i;
+
+	for (i = 0; i < p->ntails; i++) {
+		tl = &p->tails[i];
+		if (strcmp(tl->instance_id, t->instance_id) != 0)
+			continue;
+		if (strcmp(tl->vf, t->vf) == 0 &&
+		    strcmp(tl->claimed_at, t->claimed_at) == 0)
+			return tl;
+		tail_free(tl);
+		goto fill;
+	}
+	tl = reallocarray(p->tails, p->ntails + 1, sizeof(*tl));
+	if (tl == NULL)
+		die(EX_OSERR, "out of memory", NULL);
+	p->tails = tl;
+	tl = &p->tails[p->ntails++];
+fill:
+	memset(tl, 0, sizeof(*tl));
+	logtail_init(&tl->lt);
+	tl->instance_id = strdup(t->instance_id);
+	tl->vf = strdup(t->vf);
+	tl->claimed_at = strdup(t->claimed_at);
+	if (!tl->instance_id || !tl->vf || !tl->claimed_at)
+		die(EX_OSERR, "out of memory", NULL);
+	return tl;
+}
+
+/* Drops the tails of instances no longer listed. */
+static void
+tails_sweep(struct poller *p)
+{
+	size_t i = 0;
+
+	while (i < p->ntails) {
+		if (p->tails[i].seen) {
+			p->tails[i++].seen = false;
+			continue;
+		}
+		tail_free(&p->tails[i]);
+		p->tails[i] = p->tails[--p->ntails];
+	}
+}
+
+/* Feeds fd from tl's offset to its end; a partial last line waits. */
+static void
+tail_read(struct poller *p, struct tail *tl, int fd, const char *path)
+{
+	size_t have = 0;
+	ssize_t n, used;
+
+	for (;;) {
+		n = pread(fd, p->logbuf + have, LOGTAIL_LINE_MAX + 1 - have,
+		    (off_t)(tl->lt.offset + have));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		if ((used = logtail_feed(&tl->lt, p->logbuf, have)) == -1)
+			die(EX_OSERR, "out of memory", NULL);
+		memmove(p->logbuf, p->logbuf + used, have - (size_t)used);
+		have -= (size_t)used;
+	}
+	if (n == -1)
+		log_msg(LVL_WARN, "cannot read console log", "{s:s, s:s}",
+		    "path", path, "error", strerror(errno));
+}
+
+/*
+ * The log shrank or was replaced (rotation): finish the old file, now
+ * LOG.1, from the old offset, then start the new one from 0.
+ */
+static void
+tail_rotated(struct poller *p, struct tail *tl, const char *path)
+{
+	char old[PATH_MAX];
+	int fd;
+
+	if (snprintf(old, sizeof(old), "%s.1", path) < (int)sizeof(old) &&
+	    (fd = open(old, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) != -1) {
+		tail_read(p, tl, fd, old);
+		close(fd);
+	}
+	logtail_restart(&tl->lt);
+}
+
+static void
+tail_pass(struct poller *p, struct tail *tl, const char *path)
+{
+	struct stat st;
+	int fd;
+
+	logtail_pass_begin(&tl->lt);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1) {
+		log_msg(LVL_DEBUG, "cannot open console log", "{s:s, s:s}",
+		    "path", path, "error", strerror(errno));
+		return;
+	}
+	if (fstat(fd, &st) == 0) {
+		if ((unsigned long long)st.st_size < tl->lt.offset ||
+		    (tl->ino != 0 && st.st_ino != tl->ino))
+			tail_rotated(p, tl, path);
+		tl->ino = st.st_ino;
+	}
+	tail_read(p, tl, fd, path);
+	close(fd);
+}
+
+static void
+log_scan(struct poller *p, const struct targets *ts)
+{
+	const struct target *t;
+	struct tail *tl;
+	size_t i;
+
+	for (i = 0; i < ts->n && !stopping(p); i++) {
+		t = &ts->v[i];
+		tl = tail_for(p, t);
+		tl->seen = true;
+		tail_pass(p, tl, t->app_log);
+		if (tl->lt.last == GUEST_MARKER_FAILED)
+			record(p, t, V_FAILED, tl->lt.nvrm);
+		else if (tl->lt.last == GUEST_MARKER_OK)
+			record(p, t, V_OK, NULL);
+	}
+	if (!stopping(p))
+		tails_sweep(p);
+}
+
+/* --- main --------------------------------------------------------------- */
+
+static void
+scan(struct poller *p)
+{
+	struct targets ts = { 0 };
+	char why[1100];
+
+	if (targets_list(p, &ts, false, why, sizeof(why)) == -1) {
+		log_msg(LVL_WARN, "vGPU sentinel failed to list instances",
+		    "{s:s}", "error", why);
+		emit_list_error(p, why);
+	} else if (p->log_source)
+		log_scan(p, &ts);
+	else
+		vsock_scan(p, &ts);
+	flush_pending(p);
+	targets_free(&ts);
+}
+
+/* Sleeps until the next scan, watching stdout's reader and signals. */
+static void
+wait_next_scan(struct poller *p, long long at)
+{
+	struct pollfd pfd;
+	long long left;
+
+	while (!stopping(p) && (left = at - io_now_ms()) > 0)
+		wait_fds(&pfd, 0, left);
+}
+
+/* Scans until --once, a signal or a dead stdout. The exit code. */
+static int
+run(struct poller *p)
+{
+	long long start;
+
+	for (;;) {
+		start = io_now_ms();
+		scan(p);
+		if (!p->once)
+			wait_next_scan(p, start + p->interval * 1000LL);
+		if (p->out_failed || peer_gone)
+			return EX_IOERR;
+		if (p->once || stop_signal)
+			return EX_OK;
+	}
+}
+
+static void
+parse_source(const struct cli *cli, struct poller *p, const char *arg)
+{
+	if (strcmp(arg, "log") == 0)
+		p->log_source = true;
+	else if (strcmp(arg, "vsock") == 0)
+		p->log_source = false;
+	else
+		cli_usage_error(cli, "--source: expected vsock or log");
+}
+
+static void
+parse_args(int argc, char **argv, struct poller *p)
+{
+	static const struct option opts[] = {
+		CLI_COMMON_OPTIONS,
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "once", no_argument, NULL, OPT_ONCE },
+		{ "concurrency", required_argument, NULL, OPT_CONCURRENCY },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "targets", required_argument, NULL, OPT_TARGETS },
+		{ "source", required_argument, NULL, OPT_SOURCE },
+		{ 0 }
+	};
+	struct cli cli;
+	int c;
+
+	cli_init(&cli, usage);
+	while ((c = getopt_long(argc, argv, "c:", opts, NULL)) != -1) {
+		if (cli_option(&cli, c, optarg))
+			continue;
+		switch (c) {
+		case OPT_INTERVAL:
+			p->interval = cli_uint(&cli, "--interval", optarg, 1,
+			    86400);
+			break;
+		case OPT_ONCE:
+			p->once = true;
+			break;
+		case OPT_CONCURRENCY:
+			p->concurrency = cli_uint(&cli, "--concurrency",
+			    optarg, 1, 4096);
+			break;
+		case OPT_TIMEOUT:
+			p->timeout = cli_uint(&cli, "--timeout", optarg, 1,
+			    3600);
+			break;
+		case OPT_TARGETS:
+			p->targets_path = optarg;
+			break;
+		case OPT_SOURCE:
+			parse_source(&cli, p, optarg);
+			break;
+		default:
+			cli_usage_error(&cli, NULL);
+		}
+	}
+	if (optind < argc)
+		cli_usage_error(&cli, "unexpected argument");
+	cli_finish(&cli, &p->conf);
+	p->lock_timeout = cli.lock_timeout;
+}
+
+/* Options override the configuration; 0 means "not given". */
+static void
+apply_defaults(struct poller *p)
+{
+	if (p->interval == 0)
+		p->interval = p->conf.interval;
+	if (p->timeout == 0)
+		p->timeout = p->conf.timeout;
+	if (p->concurrency == 0)
+		p->concurrency = p->conf.concurrency;
+	if (p->interval == 0)
+		p->interval = 1;
+	if (p->timeout == 0)
+		p->timeout = 1;
+	if (p->concurrency == 0)
+		p->concurrency = 1;
+}
+
+/* TERM/INT only set a flag, and only arrive inside ppoll(2). */
+static void
+setup_signals(void)
+{
+	struct sigaction sa;
+	sigset_t block;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigprocmask(SIG_BLOCK, &block, &run_mask);
+	sigdelset(&run_mask, SIGTERM);
+	sigdelset(&run_mask, SIGINT);
+}
+
+static void
+poller_alloc(struct poller *p)
+{
+	char why[1100];
+	size_t i;
+
+	p->slots = calloc(p->concurrency, sizeof(*p->slots));
+	p->pfds = calloc(p->concurrency + 1, sizeof(*p->pfds));
+	if (p->log_source)
+		p->logbuf = malloc(LOGTAIL_LINE_MAX + 1);
+	if (!p->slots || !p->pfds || (p->log_source && !p->logbuf))
+		die(EX_OSERR, "out of memory", NULL);
+	for (i = 0; i < p->concurrency; i++)
+		p->slots[i].fd = -1;
+	if (p->targets_path != NULL && strcmp(p->targets_path, "-") == 0 &&
+	    targets_read_fd(STDIN_FILENO, &p->stdin_targets, false, why,
+	    sizeof(why)) == -1)
+		log_msg(LVL_WARN, "cannot read targets from stdin", "{s:s}",
+		    "error", why);
+}
+
+static void
+poller_release(struct poller *p)
+{
+	size_t i;
+
+	for (i = 0; p->slots != NULL && i < p->concurrency; i++)
+		free(p->slots[i].buf);
+	for (i = 0; i < p->ntails; i++)
+		tail_free(&p->tails[i]);
+	for (i = 0; i < p->npend; i++)
+		free(p->pend[i].nvrm);
+	free(p->tails);
+	free(p->pend);
+	free(p->slots);
+	free(p->pfds);
+	free(p->logbuf);
+	targets_free(&p->stdin_targets);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct poller p;
+	int rc = EX_OK;
+
+	log_init(PROG);
+	memset(&p, 0, sizeof(p));
+	parse_args(argc, argv, &p);
+	apply_defaults(&p);
+	if (!sysfs_has_vgpu_framework(p.conf.sysfs_root)) {
+		log_msg(LVL_INFO, "vGPU sentinel exiting: host has no vGPU "
+		    "framework", "{s:s}", "sysfs_root", p.conf.sysfs_root);
+	} else {
+		setup_signals();
+		poller_alloc(&p);
+		log_msg(LVL_INFO, "vGPU sentinel started", "{s:i, s:i, s:i}",
+		    "interval", (int)p.interval, "timeout", (int)p.timeout,
+		    "concurrency", (int)p.concurrency);
+		rc = run(&p);
+	}
+	poller_release(&p);
+	if (rc == EX_OK)
+		cli_close_stdout();
+	return rc;
+}
