@@ -1,0 +1,339 @@
+#!/usr/bin/env bats
+# vsock-answer (SPEC.md 3.3): the guest GPU init state machine, the status
+# protocol over a Unix socket, the state file, console markers, and
+# clients that try to stall the server.
+
+load helpers
+load lib/answer
+
+setup() {
+	vfs_setup
+	answer_setup
+}
+
+teardown() {
+	if [ -n "${ANSWER_PID:-}" ]; then
+		kill -KILL "$ANSWER_PID" 2>/dev/null || true
+	fi
+	if [ -n "${HOLD_PID:-}" ]; then
+		kill -KILL "$HOLD_PID" 2>/dev/null || true
+	fi
+}
+
+# marker_re KIND: the V2 console marker shape (upstream-behavior.md 2.12).
+marker_re() {
+	local d='[0-9]{4}/[0-9]{2}/[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}'
+	if [ "$1" = FAILED ]; then
+		echo "^$d \\[guest-agent\\] HYPEMAN-GPU-INIT-FAILED ts=[^ ]+ nvrm=\"NVRM: [^\"]*RmInitAdapter failed![^\"]*\"\$"
+	else
+		echo "^$d \\[guest-agent\\] HYPEMAN-GPU-INIT-OK ts=[^ ]+\$"
+	fi
+}
+
+@test "usage: --help on stdout, --version, bad option and stray argument exit 64" {
+	run -0 --separate-stderr vsock-answer --help
+	assert_output --partial "usage: vsock-answer"
+	run -0 vsock-answer --version
+	assert_output "vsock-answer (vfsentinel) 0.1.0"
+	run -64 --separate-stderr vsock-answer --bogus
+	[[ "$stderr" == *usage:* ]]
+	run -64 --separate-stderr vsock-answer extra
+	run -64 --separate-stderr vsock-answer --events "$T/ev" --listen tcp:1
+}
+
+@test "a new server answers UNKNOWN and creates the events FIFO" {
+	answer_start
+	[ -p "$T/ev" ]
+	run -0 answer_query
+	assert_output '{"state":"UNKNOWN"}'
+	answer_stop
+}
+
+@test "an unknown method, a non-object and garbage get error replies" {
+	answer_start
+	run -0 answer_query '{"method":"GetSomethingElse"}'
+	assert_output '{"error":"unsupported method"}'
+	run -0 answer_query '[1,2]'
+	assert_output '{"error":"bad request"}'
+	run -0 answer_query 'hello'
+	assert_output '{"error":"bad request"}'
+	run -0 answer_query '{}'
+	assert_output '{"error":"bad request"}'
+	run -0 answer_query
+	assert_output '{"state":"UNKNOWN"}'
+	answer_stop
+}
+
+@test "a request of 4096 bytes is answered, one of 4097 is a bad request" {
+	answer_start
+	pad=$(head -c $((4096 - ${#REQ})) /dev/zero | tr '\0' ' ')
+	run -0 answer_query "$REQ$pad"
+	assert_output '{"state":"UNKNOWN"}'
+	run -0 answer_query "$REQ$pad "
+	assert_output '{"error":"bad request"}'
+	answer_stop
+}
+
+@test "state machine: failures give FAILED with the newest message, OK is terminal" {
+	answer_start
+	answer_fail "$NVRM1"
+	wait_for answer_state_is FAILED
+	run -0 answer_query
+	assert_output "{\"state\":\"FAILED\",\"failure_message\":\"$NVRM1\"}"
+	answer_fail "$NVRM2"
+	wait_for eval '[ "$(answer_query | jq -r .failure_message)" = "$NVRM2" ]'
+	answer_event '{"event":"gpu_init_ok","output":"GPU 0: NVIDIA L40S"}'
+	wait_for answer_state_is OK
+	answer_fail "$NVRM1"
+	answer_event '{"event":"gpu_probe_failed","error":"x"}'
+	sleep 0.2
+	run -0 answer_query
+	assert_output '{"state":"OK"}'
+	run -0 jq -c . "$T/state.json"
+	assert_output '{"boot_id":"boot-1111","state":"OK","failure_message":""}'
+	answer_stop
+	# First failure and success are logged at info, once each.
+	[ "$(grep -c '"GPU init failure detected"' "$T/answer.log")" -eq 1 ]
+	[ "$(grep -c '"GPU driver initialized"' "$T/answer.log")" -eq 1 ]
+}
+
+@test "UNKNOWN goes straight to OK on gpu_init_ok" {
+	answer_start
+	answer_event '{"event":"gpu_init_ok","output":"GPU 0"}'
+	wait_for answer_state_is OK
+	answer_stop
+}
+
+@test "bad event lines are warned, counted and skipped; other events are ignored" {
+	answer_start
+	answer_event 'not json' '[1]' '{"no_event":1}' \
+	    '{"event":"gpu_init_failed"}' '{"event":"gpu_probe_disabled"}'
+	answer_fail "$NVRM1"
+	wait_for answer_state_is FAILED
+	answer_stop
+	run -0 jq -rs 'map(select(.msg == "bad event line skipped")) |
+	    (length|tostring) + " " + (last.bad_lines|tostring)' "$T/answer.log"
+	assert_output "4 4"
+	grep -q '"msg":"event ignored","event":"gpu_probe_disabled"' "$T/answer.log"
+}
+
+@test "an over-long event line is skipped and later lines still count" {
+	answer_start
+	{
+		head -c 70000 /dev/zero | tr '\0' 'x'
+		echo
+		jq -cn --arg m "$NVRM1" '{event:"gpu_init_failed",message:$m}'
+	} >"$T/ev"
+	wait_for answer_state_is FAILED
+	answer_stop
+	grep -q '"error":"line too long"' "$T/answer.log"
+}
+
+@test "writers of the FIFO may come and go without ending the input" {
+	answer_start
+	for i in 1 2 3; do
+		answer_event '{"event":"gpu_probe_failed","error":"try"}'
+	done
+	answer_fail "$NVRM1"
+	wait_for answer_state_is FAILED
+	kill -0 "$ANSWER_PID"
+	answer_stop
+}
+
+@test "events from stdin: at its end the server keeps serving its state" {
+	jq -cn --arg m "$NVRM1" '{event:"gpu_init_failed",message:$m}' >"$T/in"
+	vsock-answer --events - --listen "unix:$SOCK" --state-file "$T/state.json" \
+	    --boot-id-file "$T/boot_id" <"$T/in" 2>"$T/answer.log" 3>&- &
+	ANSWER_PID=$!
+	wait_for answer_state_is FAILED
+	sleep 0.3
+	run -0 answer_query
+	assert_output --partial '"state":"FAILED"'
+	grep -q 'end of event input; still serving' "$T/answer.log"
+	answer_stop
+}
+
+@test "state survives kill -9 and a restart within the same boot" {
+	answer_start
+	answer_fail "$NVRM1"
+	wait_for answer_state_is FAILED
+	kill -KILL "$ANSWER_PID"
+	wait "$ANSWER_PID" || true
+	[ -S "$SOCK" ]
+	answer_start
+	run -0 answer_query
+	assert_output "{\"state\":\"FAILED\",\"failure_message\":\"$NVRM1\"}"
+	grep -q '"msg":"state restored","state":"FAILED"' "$T/answer.log"
+	answer_stop
+}
+
+@test "a state file from another boot is ignored" {
+	printf '{"boot_id":"boot-0000","state":"OK","failure_message":""}' \
+	    >"$T/state.json"
+	answer_start
+	run -0 answer_query
+	assert_output '{"state":"UNKNOWN"}'
+	grep -q 'state file is from another boot' "$T/answer.log"
+	answer_fail "$NVRM1"
+	wait_for answer_state_is FAILED
+	run -0 jq -r .boot_id "$T/state.json"
+	assert_output "boot-1111"
+	answer_stop
+}
+
+@test "a corrupt state file is warned about and ignored" {
+	printf '{"boot_id":"boot-1111","state":"MAYBE"' >"$T/state.json"
+	answer_start
+	run -0 answer_query
+	assert_output '{"state":"UNKNOWN"}'
+	grep -q '"level":"warn".*state file invalid' "$T/answer.log"
+	answer_stop
+}
+
+@test "a failed state-file write is logged and serving continues" {
+	LD_PRELOAD=$(fault_env) FAIL_rename=0 FAIL_MATCH=state.json \
+	    answer_start
+	answer_fail "$NVRM1"
+	wait_for answer_state_is FAILED
+	grep -q '"level":"error".*"write state file failed".*"step":"rename"' \
+	    "$T/answer.log"
+	[ ! -e "$T/state.json" ]
+	run -0 answer_query
+	assert_output --partial "$NVRM1"
+	answer_stop
+}
+
+@test "console: a failure writes three identical marker lines of the V2 shape" {
+	answer_start --console "$T/console"
+	answer_fail "$NVRM1"
+	wait_for answer_state_is FAILED
+	run -0 wc -l <"$T/console"
+	assert_output 3
+	[ "$(sort -u "$T/console" | wc -l)" -eq 1 ]
+	grep -Eq "$(marker_re FAILED)" "$T/console"
+	grep -Fq "nvrm=\"$NVRM1\"" "$T/console"
+	answer_stop
+}
+
+@test "console: failures are throttled to one marker per 30 s, state still moves" {
+	answer_start --console "$T/console"
+	answer_fail "$NVRM1"
+	wait_for answer_state_is FAILED
+	answer_fail "$NVRM2"
+	wait_for eval '[ "$(answer_query | jq -r .failure_message)" = "$NVRM2" ]'
+	[ "$(wc -l <"$T/console")" -eq 3 ]
+	! grep -q '0x26:0xffff' "$T/console"
+	answer_stop
+}
+
+@test "console: OK writes three markers once and nothing after OK" {
+	answer_start --console "$T/console"
+	answer_fail "$NVRM1"
+	answer_event '{"event":"gpu_init_ok"}'
+	wait_for answer_state_is OK
+	answer_event '{"event":"gpu_init_ok"}'
+	answer_fail "$NVRM2"
+	sleep 0.3
+	run -0 cat "$T/console"
+	[ "${#lines[@]}" -eq 6 ]
+	[[ "${lines[2]}" == *INIT-FAILED* ]]
+	for i in 3 4 5; do
+		[[ "${lines[$i]}" =~ $(marker_re OK) ]]
+		[ "${lines[$i]}" = "${lines[3]}" ]
+	done
+	answer_stop
+}
+
+@test "console: quotes and backslashes in the message are escaped" {
+	answer_start --console "$T/console"
+	answer_fail 'NVRM: a "quoted" \path RmInitAdapter failed!'
+	wait_for answer_state_is FAILED
+	grep -Fq 'nvrm="NVRM: a \"quoted\" \\path RmInitAdapter failed!"' \
+	    "$T/console"
+	answer_stop
+}
+
+@test "a client that sends nothing is dropped after 5 s" {
+	answer_start
+	run -0 answer-client hold "$SOCK" 1 9
+	run -0 jq -e '.closed == 1 and .first_close_ms >= 4900 and
+	    .first_close_ms < 6500' <<<"$output"
+	answer_stop
+}
+
+@test "500 silent clients block neither other clients nor the event input" {
+	answer_start
+	answer-client hold "$SOCK" 500 9 >"$T/hold.out" 3>&- &
+	HOLD_PID=$!
+	sleep 1
+	start=$(date +%s%N)
+	run -0 answer_query
+	assert_output '{"state":"UNKNOWN"}'
+	answer_fail "$NVRM1"
+	wait_for answer_state_is FAILED
+	[ $(( ($(date +%s%N) - start) / 1000000 )) -lt 2000 ]
+	wait "$HOLD_PID"
+	HOLD_PID=
+	run -0 jq -e '.opened == 500 and .closed == 500' "$T/hold.out"
+	[ "$(answer_hwm_kb)" -lt 8192 ]
+	answer_stop
+}
+
+@test "a byte-at-a-time client is answered and does not stall others" {
+	answer_start
+	answer-client drip "$SOCK" 50 >"$T/drip.out" 3>&- &
+	HOLD_PID=$!
+	sleep 0.2
+	run -0 answer_query
+	assert_output '{"state":"UNKNOWN"}'
+	wait "$HOLD_PID"
+	HOLD_PID=
+	run -0 cat "$T/drip.out"
+	assert_output '{"state":"UNKNOWN"}'
+	answer_stop
+}
+
+@test "a 10 MiB request gets bad request, and memory stays bounded" {
+	answer_start
+	run -0 --separate-stderr answer-client flood "$SOCK" 10485760
+	assert_output '{"error":"bad request"}'
+	run -0 answer_query
+	assert_output '{"state":"UNKNOWN"}'
+	[ "$(answer_hwm_kb)" -lt 4096 ]
+	answer_stop
+}
+
+@test "clients that close early do not disturb the server" {
+	answer_start
+	run -0 answer-client abort "$SOCK" 200
+	run -0 answer_query
+	assert_output '{"state":"UNKNOWN"}'
+	answer_stop
+}
+
+@test "over the connection cap the oldest connection is dropped for a new one" {
+	answer_start
+	answer-client hold "$SOCK" 1100 4 >"$T/hold.out" 3>&- &
+	HOLD_PID=$!
+	sleep 1
+	run -0 answer_query
+	assert_output '{"state":"UNKNOWN"}'
+	wait "$HOLD_PID"
+	HOLD_PID=
+	run -0 jq -e '.opened == 1100 and .closed >= 77' "$T/hold.out"
+	grep -q '"connection cap reached; oldest dropped","cap":1024' \
+	    "$T/answer.log"
+	answer_stop
+}
+
+@test "SIGTERM exits 0 and a stale socket file is replaced" {
+	answer_start
+	kill -KILL "$ANSWER_PID"
+	wait "$ANSWER_PID" || true
+	[ -S "$SOCK" ]
+	answer_start
+	run -0 answer_query
+	assert_output '{"state":"UNKNOWN"}'
+	answer_stop
+	grep -q '"msg":"stopping"' "$T/answer.log"
+}
