@@ -1,0 +1,81 @@
+# placement.bash - helpers for the vfpick and resources-report tests
+# (load lib/placement after helpers). They write the health store and the
+# claims ledger directly, with jq, under an exclusive flock on the store
+# lock, as any writer must (SPEC.md 4.1).
+
+P12='NVIDIA L40S-12Q'
+P24='NVIDIA L40S-24Q'
+
+
+# pick ARGS...: vfpick on the test's sysfs tree and data dir.
+pick() {
+	vfpick --sysfs-root "$SYSFS" --data-dir "$DATA" "$@"
+}
+
+# report ARGS...: resources-report on the test's sysfs tree and data dir.
+report() {
+	resources-report --sysfs-root "$SYSFS" --data-dir "$DATA" "$@"
+}
+
+# _store_edit FILE KEY JQ-FILTER [JQ ARGS...]: applies the filter to FILE
+# ({"version":1,KEY:[]} when missing) under the store lock.
+_store_edit() {
+	local file=$1 key=$2 filter=$3
+	shift 3
+	mkdir -p "$DATA/gpu"
+	flock "$DATA/gpu/lock" bash -c '
+		f=$1 key=$2 filter=$3; shift 3
+		[ -e "$f" ] || printf "{\"version\":1,\"%s\":[]}" "$key" >"$f"
+		jq --indent 2 "$@" "$filter" "$f" >"$f.edit" && mv "$f.edit" "$f"
+	' _ "$file" "$key" "$filter" "$@"
+}
+
+# quarantine VF...: operator-style quarantine records (no failures).
+quarantine() {
+	local vf
+	for vf in "$@"; do
+		_store_edit "$DATA/gpu/vf-health.json" records \
+		    '.records = ([.records[] | select(.vf_address != $vf)] +
+		    [{vf_address: $vf, quarantined_at: "2026-08-20T16:00:29.5Z"}]
+		    | sort_by(.vf_address))' --arg vf "$vf"
+	done
+}
+
+# fail VF N: a record with N failures of distinct assignments and no
+# quarantined_at (the threshold decides on load).
+fail() {
+	_store_edit "$DATA/gpu/vf-health.json" records \
+	    '.records = ([.records[] | select(.vf_address != $vf)] +
+	    [{vf_address: $vf, failures: [range($n | tonumber) |
+	    {instance_id: "i-old-\(.)", assigned_at: "2026-08-20T15:00:0\(.)Z",
+	    reported_at: "2026-08-20T15:00:31Z"}]}] | sort_by(.vf_address))' \
+	    --arg vf "$1" --arg n "$2"
+}
+
+# claim VF INSTANCE [PROFILE [TYPE_ID]]: a ledger entry as vfpick writes it.
+claim() {
+	_store_edit "$DATA/gpu/vf-claims.json" claims \
+	    '.claims = (.claims + [{vf_address: $vf, instance_id: $id,
+	    claimed_at: "2026-08-20T15:00:00Z", profile: $p, type_id: $t}]
+	    | sort_by(.vf_address))' \
+	    --arg vf "$1" --arg id "$2" --arg p "${3:-$P12}" --arg t "${4:-1160}"
+}
+
+# vfdir VF: the VF's sysfs directory.
+vfdir() {
+	printf '%s/sys/bus/pci/devices/%s' "$SYSFS" "$1"
+}
+
+# current VF: its nvidia/current_vgpu_type.
+current() {
+	cat "$(vfdir "$1")/nvidia/current_vgpu_type"
+}
+
+# picks N ARGS...: the VF addresses of N dry runs, one per line.
+picks() {
+	local n=$1 i
+	shift
+	for ((i = 0; i < n; i++)); do
+		pick "$@" 2>/dev/null | jq -r .vf_address
+	done
+}
