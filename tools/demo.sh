@@ -1,0 +1,291 @@
+#!/bin/bash
+# demo.sh - `make demo`: vfsentinel's main job on a simulated GPU host.
+#
+# Runs the real programs (bin/) on a fake sysfs tree with 2 NVIDIA L40S
+# cards x 8 vendor-VFIO VFs, a temporary data directory and configuration,
+# and simulated guests that run the real guest programs on recorded kernel
+# logs and an nvidia-smi stand-in, answering over Unix sockets (one VM
+# behind a socat hybrid-vsock proxy, as Firecracker and Cloud Hypervisor
+# expose vsock). The host runs `sentinel-poll | vfstore apply`.
+#
+# How the wedge is made deterministic: placement is random, so the
+# simulated host declares wedged whichever VF the first claim got (as if a
+# previous tenant's VMM had been SIGKILLed during driver init). To show a
+# second, distinct assignment landing on that VF, the launcher replays an
+# unlucky draw: it dry-runs vfpick with --seed 1, 2, ... until the pick is
+# that VF and claims with the same seed. The same trick shows the VF back
+# in rotation after the runbook.
+#
+# Exit status 0 when every step showed what it should; 1 otherwise. Every
+# process started here is ended on exit (trap), and the temporary
+# directory is removed (set VFS_DEMO_KEEP=1 to keep it).
+set -u -o pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PATH=${VFS_BIN:-$ROOT/bin}:$PATH
+export PATH
+PROFILE='NVIDIA L40S-12Q'
+CARD_A=0000:e3:00.0
+CARD_B=0000:e4:00.0
+PGIDS=()
+
+# shellcheck source=../t/lib/demo-host.sh
+. "$ROOT/t/lib/demo-host.sh"
+
+if [ -t 1 ]; then B=$'\e[1m' N=$'\e[0m'; else B='' N=''; fi
+
+step() { printf '\n%s== %s%s\n' "$B" "$*" "$N"; }
+say() { printf '   %s\n' "$@"; }
+
+# cmd STRING: shows the command line, then runs it (stdout shown).
+cmd() {
+	printf '%s$ %s%s\n' "$B" "$1" "$N"
+	eval "$1"
+}
+
+# capture VAR STRING: shows and runs the command, keeps its stdout in VAR
+# and shows it compactly through jq.
+capture() {
+	local out rc
+	printf '%s$ %s%s\n' "$B" "$2" "$N"
+	out=$(eval "$2")
+	rc=$?
+	[ -n "$out" ] && jq -c . <<<"$out"
+	printf -v "$1" '%s' "$out"
+	return $rc
+}
+
+fail() {
+	printf '\ndemo: FAILED: %s\n' "$*" >&2
+	for f in "$D"/logs/*.log "$D"/vm-*/guest.log; do
+		[ -s "$f" ] || continue
+		printf -- '--- %s (last lines)\n' "${f#$D/}" >&2
+		tail -n 8 "$f" >&2
+	done
+	exit 1
+}
+
+cleanup() {
+	local g i alive
+	for g in "${PGIDS[@]}"; do
+		kill -TERM -- "-$g" 2>/dev/null
+	done
+	for ((i = 0; i < 20; i++)); do
+		alive=0
+		for g in "${PGIDS[@]}"; do
+			kill -0 -- "-$g" 2>/dev/null && alive=1
+		done
+		[ "$alive" = 0 ] && break
+		sleep 0.1
+	done
+	for g in "${PGIDS[@]}"; do
+		kill -KILL -- "-$g" 2>/dev/null
+	done
+	wait 2>/dev/null
+	if [ -n "${VFS_DEMO_KEEP:-}" ]; then
+		echo "demo: kept $D" >&2
+	else
+		rm -rf "$D"
+	fi
+}
+
+# spawn NAME CMD...: runs CMD in a session of its own, remembered for the
+# cleanup (its process group is killed as a whole).
+spawn() {
+	setsid "$@" </dev/null &
+	PGIDS+=("$!")
+}
+
+# wait_apply JQ_FILTER: waits (up to 15 s) for a line of vfstore apply's
+# output matching the filter, and prints it.
+wait_apply() {
+	local i line
+	for ((i = 0; i < 150; i++)); do
+		line=$(jq -R -c "fromjson? // empty | select($1)" \
+		    "$D/apply.out" 2>/dev/null | head -n 1)
+		if [ -n "$line" ]; then
+			printf '%s\n' "$line"
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# boot_vm NAME MODE TRANSPORT: starts a simulated VM (t/lib/demo-vm.sh).
+boot_vm() {
+	mkdir -p "$D/$1"
+	spawn bash "$ROOT/t/lib/demo-vm.sh" "$D/$1" "$2" "$3"
+	eval "PG_$(tr - _ <<<"$1")=$!"
+	local i
+	for ((i = 0; i < 50; i++)); do
+		[ -S "$D/$1/qmp.sock" ] && [ -S "$D/$1/answer.sock" ] && return 0
+		sleep 0.1
+	done
+	fail "VM $1 did not start"
+}
+
+# stop_vm NAME: the VM is shut down: its processes end, its control socket
+# goes away, and the launcher releases its claim and the VF's vGPU type.
+stop_vm() {
+	local var g
+	var=PG_$(tr - _ <<<"$1")
+	g=${!var}
+	kill -TERM -- "-$g" 2>/dev/null
+	sleep 0.2
+	kill -KILL -- "-$g" 2>/dev/null
+	rm -f "$D/$1/qmp.sock" "$D/$1/vmm.vsock"
+	cmd "vfstore release --instance $1 --deconfigure | jq -c ." ||
+	    fail "release of $1"
+}
+
+# seed_for VF: the first --seed for which a vfpick dry run picks VF.
+seed_for() {
+	local s
+	for ((s = 1; s <= 400; s++)); do
+		[ "$(vfpick --profile "$PROFILE" --seed "$s" 2>/dev/null |
+		    jq -r .vf_address)" = "$1" ] && { echo "$s"; return 0; }
+	done
+	return 1
+}
+
+# place NAME ENDPOINT [--seed N]: claims and configures a VF for a VM.
+place() {
+	local name=$1 ep=$2
+	shift 2
+	capture PLACED "vfpick --profile '$PROFILE' --claim $name --configure \
+--vsock $ep --control-socket $D/$name/qmp.sock $*" ||
+	    fail "vfpick could not place $name"
+	mkdir -p "$D/$name"
+}
+
+setup_host() {
+	D=$(mktemp -d "${TMPDIR:-/tmp}/vfsdemo.XXXXXX") || exit 1
+	trap cleanup EXIT
+	trap 'exit 1' INT TERM HUP
+	mkdir -p "$D/data" "$D/metrics" "$D/logs"
+	demo_host "$D/host" "$CARD_A" "$CARD_B"
+	cat >"$D/vfsentinel.conf" <<-EOF
+	# make demo: a simulated host
+	data_dir = $D/data
+	sysfs_root = $D/host
+	metrics.textfile_dir = $D/metrics
+	gpu.vf_quarantine_threshold = 2
+	sentinel.interval = 1
+	sentinel.timeout = 2
+	EOF
+	VFSENTINEL_CONF=$D/vfsentinel.conf
+	export VFSENTINEL_CONF
+}
+
+start_sentinel() {
+	spawn bash -c 'sentinel-poll 2>>"$1/logs/sentinel.log" |
+	    vfstore apply --metrics-file "$1/metrics/vfsentinel-sentinel.prom" \
+	    >"$1/apply.out" 2>>"$1/logs/sentinel.log"' demo "$D"
+}
+
+main() {
+	local t0=$SECONDS seed check line
+	for p in vfstore vfpick resources-report sentinel-poll kmsg-watch \
+	    gpu-probe vsock-answer; do
+		command -v "$p" >/dev/null || { echo "demo: $p not built (run make)" >&2; exit 1; }
+	done
+	setup_host
+
+	step "1. A simulated GPU host: 2 L40S cards x 8 VFs (fake sysfs in $D/host)"
+	say "Configuration: VFSENTINEL_CONF=$D/vfsentinel.conf (threshold 2, scans every 1 s)"
+	cmd "resources-report | jq -c '.gpu | {total_slots, allocatable_slots, quarantined_slots, profiles}'" ||
+	    fail "resources-report"
+	say "The host sentinel starts: sentinel-poll | vfstore apply --metrics-file ..."
+	start_sentinel
+
+	step "2. vm-1 is placed; its VF turns out to be wedged"
+	place vm-1 "unix:$D/vm-1/answer.sock"
+	WEDGED=$(jq -r .vf_address <<<"$PLACED")
+	WEDGED_CARD=$(jq -r .card <<<"$PLACED")
+	say "The simulated host declares $WEDGED wedged: a previous tenant's VMM" \
+	    "was SIGKILLed while the guest driver was initialising it."
+	boot_vm vm-1 wedged unix
+	say "vm-1 boots; its kernel loops on RmInitAdapter failed. kmsg-watch events (the" \
+	    "record forged from user space, facility 1, is not among them):"
+	sleep 0.3
+	cmd "jq -c 'select(.event == \"gpu_init_failed\") | {seq, message}' $D/vm-1/events"
+	say "The sentinel polls vm-1 over its socket; vfstore apply records the failure:"
+	line=$(wait_apply ".instance_id == \"vm-1\" and .outcome == \"recorded\"") ||
+	    fail "no failure recorded for vm-1"
+	jq -c '{check, vf_address, instance_id, outcome, failures, threshold}' <<<"$line"
+	[ "$(jq -r .failures <<<"$line")" = 1 ] || fail "first failure not 1"
+	say "Below the threshold: the VF stays in rotation (warn log):"
+	jq -c 'select(.level == "warn" and .vf == "'"$WEDGED"'") | {level, msg, vf, failures, threshold}' \
+	    "$D/logs/sentinel.log" | head -n 1
+	say "The tenant gives up and deletes vm-1:"
+	stop_vm vm-1
+
+	step "3. vm-2 lands on the same VF, through a hybrid-vsock proxy"
+	seed=$(seed_for "$WEDGED") || fail "no seed places $WEDGED"
+	say "(Replaying an unlucky random draw: vfpick --seed $seed picks $WEDGED.)"
+	place vm-2 "hvsock:$D/vm-2/vmm.vsock:2222" --seed "$seed"
+	[ "$(jq -r .vf_address <<<"$PLACED")" = "$WEDGED" ] ||
+	    fail "vm-2 did not get $WEDGED"
+	boot_vm vm-2 wedged hvsock
+	say "vm-2's driver fails too: a second distinct assignment reaches the threshold:"
+	line=$(wait_apply ".instance_id == \"vm-2\" and .outcome == \"quarantined\"") ||
+	    fail "$WEDGED was not quarantined"
+	jq -c '{check, vf_address, instance_id, outcome, failures, threshold, nvrm}' <<<"$line"
+	jq -c 'select(.level == "error" and .vf == "'"$WEDGED"'") | {level, msg, vf, instance_id, failures}' \
+	    "$D/logs/sentinel.log" | head -n 1
+	cmd "vfstore show --vf $WEDGED | jq ." || fail "vfstore show"
+	stop_vm vm-2
+
+	step "4. Placement now avoids the VF and its card"
+	cmd "for s in \$(seq 1 20); do vfpick --profile '$PROFILE' --seed \$s; done |
+	    jq -s -c 'group_by(.card) | map({card: .[0].card, picks: length})'"
+	place vm-3 "unix:$D/vm-3/answer.sock"
+	[ "$(jq -r .card <<<"$PLACED")" != "$WEDGED_CARD" ] ||
+	    fail "vm-3 was placed on the card of the wedged VF"
+	boot_vm vm-3 healthy unix
+	say "vm-3 boots fine; gpu-probe reports OK and the sentinel sees it:"
+	line=$(wait_apply ".instance_id == \"vm-3\" and .check == \"ok\"") ||
+	    fail "no ok check for vm-3"
+	jq -c '{check, vf_address, instance_id, outcome, cleared}' <<<"$line"
+
+	step "5. Capacity: resources-report"
+	cmd "resources-report | jq -c '.gpu | {total_slots, used_slots, allocatable_slots, quarantined_slots}'"
+	cmd "resources-report | jq -c '.gpu.cards[] | {address, vfs, used, quarantined}'"
+
+	step "6. Metrics for Prometheus (node_exporter textfile collector)"
+	cmd "resources-report --format prometheus --output $D/metrics/vfsentinel-resources.prom"
+	cmd "grep -hv '^#' $D/metrics/vfsentinel-sentinel.prom $D/metrics/vfsentinel-resources.prom"
+	if [ -x "$ROOT/build/tools/promtool" ]; then
+		cmd "cat $D/metrics/*.prom | $ROOT/build/tools/promtool check metrics && echo 'promtool: metrics ok'"
+	fi
+
+	step "7. Recovery runbook (share/doc/operations.md) for card $WEDGED_CARD"
+	say "Drain the card so that nothing new lands on it:"
+	cmd "vfstore quarantine --card $WEDGED_CARD --reason 'runbook: wedged $WEDGED' | jq -c ." ||
+	    fail "quarantine --card"
+	cmd "resources-report | jq -c '.gpu.cards[] | select(.address == \"$WEDGED_CARD\") | {address, vfs, used, quarantined}'"
+	say "On a real host, with the card drained:" \
+	    "  systemctl stop nvidia-dcgm-exporter nvidia-dcgm nvidia-persistenced" \
+	    "  /usr/lib/nvidia/sriov-manage -d $WEDGED_CARD && /usr/lib/nvidia/sriov-manage -e $WEDGED_CARD" \
+	    "  systemctl start nvidia-persistenced nvidia-dcgm nvidia-dcgm-exporter" \
+	    "(the simulated host now considers $WEDGED repaired)"
+	cmd "vfstore clear --card $WEDGED_CARD | jq -c ." || fail "clear --card"
+	cmd "vfstore show | jq -c ." || fail "vfstore show"
+	cmd "resources-report | jq -c '.gpu | {total_slots, used_slots, allocatable_slots, quarantined_slots}'"
+
+	step "8. Verification boot: $WEDGED is back in rotation"
+	seed=$(seed_for "$WEDGED") || fail "$WEDGED is not offered again"
+	say "vfpick --seed $seed offers $WEDGED again; vm-4 boots on it:"
+	place vm-4 "unix:$D/vm-4/answer.sock" --seed "$seed"
+	boot_vm vm-4 healthy unix
+	line=$(wait_apply ".instance_id == \"vm-4\" and .check == \"ok\"") ||
+	    fail "no ok check for vm-4"
+	jq -c '{check, vf_address, instance_id, outcome}' <<<"$line"
+	[ "$(jq -r .vf_address <<<"$line")" = "$WEDGED" ] ||
+	    fail "vm-4 is not on $WEDGED"
+
+	step "Done in $((SECONDS - t0)) s: wedged $WEDGED detected, quarantined, avoided, repaired."
+}
+
+main "$@"
