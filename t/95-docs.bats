@@ -1,0 +1,133 @@
+#!/usr/bin/env bats
+# 95-docs.bats - man pages, README, operations guide and the example
+# configuration agree with the programs.
+
+load helpers
+
+PROGS="kmsg-watch gpu-probe vsock-answer sentinel-poll vfstore vfpick resources-report"
+
+# Keys and defaults of SPEC.md 2.4.
+KEYS="data_dir=/var/lib/vfsentinel sysfs_root=/ gpu.vf_quarantine_threshold=2
+sentinel.interval=5 sentinel.timeout=5 sentinel.concurrency=64
+guest.vsock_port=2222 metrics.textfile_dir=/var/lib/prometheus/node-exporter"
+
+setup() {
+	vfs_setup
+	MAN=$VFS_ROOT/share/man/man1
+}
+
+# help_opts PROG: the long options named in PROG --help, one a line.
+help_opts() {
+	"$1" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u
+}
+
+# man_text PAGE: the rendered page as plain text.
+man_text() {
+	mandoc -Tascii "$1" | sed 's/.\x08//g'
+}
+
+@test "every program has a man page" {
+	local p
+	for p in $PROGS; do
+		assert_file_exists "$MAN/$p.1"
+	done
+}
+
+@test "every man page is clean under mandoc -Tlint -W warning" {
+	local m n=0
+	for m in "$MAN"/*.1; do
+		run mandoc -Tlint -W warning "$m"
+		[ "$status" -eq 0 ] || fail "$(basename "$m"): $output"
+		n=$((n + 1))
+	done
+	[ "$n" -ge 7 ]
+}
+
+@test "every option of --help is documented in the man page" {
+	local p o text
+	for p in $PROGS; do
+		[ -f "$MAN/$p.1" ] || fail "no man page for $p"
+		text=$(man_text "$MAN/$p.1")
+		for o in $(help_opts "$p"); do
+			grep -qe "$o" <<<"$text" || fail "$p: $o missing from $p.1"
+		done
+	done
+}
+
+@test "the SYNOPSIS names only options of the usage text" {
+	local p o syn help
+	for p in $PROGS; do
+		[ -f "$MAN/$p.1" ] || fail "no man page for $p"
+		syn=$(man_text "$MAN/$p.1" |
+		    sed -n '/^SYNOPSIS/,/^DESCRIPTION/p')
+		[ -n "$syn" ] || fail "$p.1 has no SYNOPSIS"
+		help=$(help_opts "$p")
+		for o in $(grep -o -- '--[a-z][a-z0-9-]*' <<<"$syn" | sort -u); do
+			grep -qxe "$o" <<<"$help" ||
+			    fail "$p.1 SYNOPSIS has $o, --help does not"
+		done
+	done
+}
+
+@test "the man page names the program and its version line matches" {
+	local p
+	for p in $PROGS; do
+		man_text "$MAN/$p.1" | grep -q "^NAME" || fail "$p.1: no NAME"
+		run -0 "$p" --version
+		assert_output "$p (vfsentinel) 0.1.0"
+	done
+}
+
+@test "README names make demo and make check" {
+	grep -q 'make demo' "$VFS_ROOT/README"
+	grep -q 'make check' "$VFS_ROOT/README"
+	grep -q 'apt-get' "$VFS_ROOT/README"
+}
+
+@test "etc/vfsentinel.conf documents every key with its default" {
+	local kv
+	for kv in $KEYS; do
+		grep -qx "#${kv%%=*} = ${kv#*=}" "$VFS_ROOT/etc/vfsentinel.conf" ||
+		    fail "etc/vfsentinel.conf lacks '#${kv%%=*} = ${kv#*=}'"
+	done
+}
+
+@test "etc/vfsentinel.conf names no key beyond SPEC 2.4" {
+	local k
+	for k in $(sed -n 's/^#\([a-z_.]*\) = .*/\1/p' \
+	    "$VFS_ROOT/etc/vfsentinel.conf"); do
+		grep -q "\(^\| \)$k=" <<<"$KEYS" || fail "unknown key $k"
+	done
+}
+
+@test "the shipped configuration, uncommented, is accepted by the programs" {
+	sed 's/^#\([a-z_.]* = \)/\1/' "$VFS_ROOT/etc/vfsentinel.conf" \
+	    >"$T/all.conf"
+	[ "$(grep -c '^[a-z_.]* = ' "$T/all.conf")" -eq 8 ]
+	run -0 --separate-stderr vfstore -c "$T/all.conf" --data-dir "$DATA" check
+	assert_output '{"status":"ok"}'
+	# And a typo in a key is refused, so the check above means something.
+	sed 's/^sentinel.interval/sentinel.intreval/' "$T/all.conf" >"$T/bad.conf"
+	run -78 --separate-stderr vfstore -c "$T/bad.conf" --data-dir "$DATA" check
+}
+
+@test "the operations guide covers every key, metric and runbook step" {
+	local ops=$VFS_ROOT/share/doc/operations.md kv m
+	for kv in $KEYS; do
+		grep -q "\`${kv%%=*}\`" "$ops" || fail "key ${kv%%=*} undocumented"
+	done
+	for m in hypeman_instances_vgpu_sentinel_init_failures_total \
+	    hypeman_instances_vgpu_sentinel_quarantines_total \
+	    hypeman_instances_vgpu_sentinel_checks_total \
+	    hypeman_instances_vgpu_quarantined_vfs \
+	    hypeman_instances_vgpu_vf_health_store_unavailable \
+	    hypeman_resources_gpu_slots hypeman_resources_gpu_profile_slots \
+	    hypeman_resources_gpu_placement_disabled; do
+		grep -q "$m" "$ops" || fail "metric $m undocumented"
+	done
+	grep -q 'systemctl stop nvidia-dcgm-exporter nvidia-dcgm nvidia-persistenced' "$ops"
+	grep -q 'sriov-manage -d' "$ops"
+	grep -q 'sriov-manage -e' "$ops"
+	grep -q 'vfstore quarantine --card' "$ops"
+	grep -q 'vfstore clear --card' "$ops"
+}

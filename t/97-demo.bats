@@ -1,0 +1,117 @@
+#!/usr/bin/env bats
+# 97-demo.bats - `make demo` (tools/demo.sh) runs the whole loop on a
+# simulated host and shows what it claims to: a wedged VF recorded, then
+# quarantined, placement avoiding it and its card, the runbook clearing
+# it, and nothing left running afterwards.
+
+load helpers
+
+setup_file() {
+	export DEMO_OUT=$BATS_FILE_TMPDIR/demo.out
+	mkdir -p "$BATS_FILE_TMPDIR/tmp"
+	cd "$VFS_ROOT" && TMPDIR=$BATS_FILE_TMPDIR/tmp \
+	    bash tools/demo.sh >"$DEMO_OUT" 2>"$BATS_FILE_TMPDIR/demo.err" 3>&-
+	echo $? >"$BATS_FILE_TMPDIR/demo.rc"
+}
+
+setup() {
+	vfs_setup
+}
+
+# json FILTER: the demo's JSON output lines through a jq filter.
+json() {
+	grep '^{' "$DEMO_OUT" | jq -c "$1"
+}
+
+wedged_vf() {
+	json 'select(.instance_id == "vm-1" and .outcome == "recorded") | .vf_address' |
+	    head -n 1 | tr -d '"'
+}
+
+@test "the demo exits 0 and says it is done" {
+	run cat "$BATS_FILE_TMPDIR/demo.rc"
+	assert_output 0
+	run tail -n 1 "$DEMO_OUT"
+	assert_output --regexp '^== Done in [0-9]+ s: wedged 0000:'
+}
+
+@test "the first failed boot is recorded below the threshold" {
+	run -0 json 'select(.instance_id == "vm-1" and .outcome == "recorded") | [.failures, .threshold]'
+	assert_output '[1,2]'
+}
+
+@test "the second failed boot, another assignment, quarantines the same VF" {
+	local vf
+	vf=$(wedged_vf)
+	[[ $vf =~ ^0000:e[34]:0[01]\.[0-7]$ ]]
+	run -0 json 'select(.instance_id == "vm-2" and .outcome == "quarantined") | [.vf_address, .failures]'
+	assert_output "[\"$vf\",2]"
+	# The failure message is the kernel's, not the record forged from
+	# user space in the same recording.
+	run -0 json 'select(.instance_id == "vm-2" and .outcome == "quarantined") | .nvrm'
+	assert_output '"NVRM: GPU 0000:00:03.0: RmInitAdapter failed! (0x22:0x65:884)"'
+}
+
+@test "vm-2 was reached through the hybrid-vsock proxy" {
+	run -0 grep -c 'vfpick .*--claim vm-2 .*--vsock hvsock:.*/vm-2/vmm.vsock:2222' "$DEMO_OUT"
+	assert_output 1
+}
+
+@test "placement then avoids the wedged VF and its card" {
+	local vf card
+	vf=$(wedged_vf)
+	card=$(json "select(.instance_id == \"vm-1\" and .card) | .card" |
+	    head -n 1 | tr -d '"')
+	[ -n "$card" ]
+	# The 20 dry runs all land on the other card.
+	run -0 bash -c "grep '^\[{\"card\"' '$DEMO_OUT'"
+	refute_output --partial "\"$card\""
+	assert_output --partial '"picks":20'
+	run -0 json "select(.instance_id == \"vm-3\" and .card) | .card"
+	refute_output "\"$card\""
+}
+
+@test "resources-report counts the quarantined VF" {
+	run -0 json 'select(.quarantined_slots == 1) | [.total_slots, .allocatable_slots]'
+	assert_line '[16,14]'
+}
+
+@test "the metrics textfiles carry the counters and gauges" {
+	run -0 grep -E '^hypeman_instances_vgpu_sentinel_(quarantines|init_failures)_total ' "$DEMO_OUT"
+	assert_line 'hypeman_instances_vgpu_sentinel_quarantines_total 1'
+	assert_line 'hypeman_instances_vgpu_sentinel_init_failures_total 2'
+	run -0 grep -E '^hypeman_resources_gpu_slots\{kind="quarantined"\} ' "$DEMO_OUT"
+	assert_output 'hypeman_resources_gpu_slots{kind="quarantined"} 1'
+}
+
+@test "after the runbook the VF is back and its verification boot is ok" {
+	local vf
+	vf=$(wedged_vf)
+	run -0 json 'select(.quarantined_slots == 0 and .total_slots == 16) | .allocatable_slots'
+	assert_line 15
+	run -0 json 'select(.instance_id == "vm-4" and .check == "ok") | .vf_address'
+	assert_output "\"$vf\""
+}
+
+@test "the demo leaves no process and no temporary directory behind" {
+	run pgrep -f "$BATS_FILE_TMPDIR/tmp/vfsdemo"
+	assert_failure
+	run -0 find "$BATS_FILE_TMPDIR/tmp" -mindepth 1
+	assert_output ''
+}
+
+@test "an interrupted demo still cleans up after itself" {
+	mkdir -p "$T/tmp"
+	cd "$VFS_ROOT"
+	TMPDIR=$T/tmp bash tools/demo.sh >"$T/out" 2>&1 3>&- &
+	local pid=$!
+	wait_for grep -q 'vm-1 boots' "$T/out" ||
+	    wait_for grep -q 'vm-1 boots' "$T/out"
+	kill -TERM "$pid"
+	run wait "$pid"
+	[ "$status" -ne 0 ]
+	run pgrep -f "$T/tmp/vfsdemo"
+	assert_failure
+	run -0 find "$T/tmp" -mindepth 1
+	assert_output ''
+}
