@@ -1,0 +1,1679 @@
+/*
+ * vfstore - the locking mutator of the VF health store and the claims
+ * ledger under DATA_DIR/gpu (SPEC.md 4.1, 4.2).
+ *
+ * Commands: report-failure, report-success, apply (a stream of check
+ * lines from sentinel-poll on stdin), show, quarantine, clear, claims,
+ * release, check. Output: one compact JSON object per line on stdout;
+ * logs: JSON lines on stderr.
+ *
+ * Every mutation takes the exclusive lock, loads the files (strictly: a
+ * broken file is never overwritten), changes them and saves them with
+ * atomic_write(); readers take the shared lock. Decisions that change
+ * nothing are made under the shared lock only, so routine no-op reports
+ * never queue behind writers.
+ *
+ * Exit codes: 0 done, 1 nothing matched (show --vf, quarantine --card
+ * without VFs, release refused while the VF is open), 64 usage, 65 bad
+ * VF address or argument, 69 store unavailable, 74 persist or output
+ * failure, 75 lock wait timed out, 78 configuration.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "io.h"
+#include "jsonl.h"
+#include "log.h"
+#include "prom.h"
+#include "store.h"
+#include "sysfs.h"
+#include "timefmt.h"
+
+#define PROG "vfstore"
+#define BATCH_MAX 256		/* check lines per lock/load/save */
+#define YOUNG_MS 100		/* a file changed this recently is re-read */
+
+static const char usage[] =
+    "usage: vfstore [-c FILE] [--data-dir DIR] [--sysfs-root DIR]\n"
+    "               [--lock-timeout S] [--log-level LEVEL] COMMAND [ARGS]\n"
+    "commands:\n"
+    "  report-failure --vf VF --instance ID --assigned-at TS\n"
+    "  report-success --vf VF --instance ID --assigned-at TS\n"
+    "  apply [--metrics-file PATH]\n"
+    "  show [--vf VF]\n"
+    "  quarantine --vf VF | --card PF [--reason TEXT]\n"
+    "  clear --vf VF | --card PF\n"
+    "  claims\n"
+    "  release --instance ID [--deconfigure] [--proc-root DIR]\n"
+    "  check\n";
+
+enum {
+	OPT_VF = CLI_OPT_FIRST_FREE,
+	OPT_CARD,
+	OPT_INSTANCE,
+	OPT_ASSIGNED_AT,
+	OPT_REASON,
+	OPT_METRICS,
+	OPT_DECONFIGURE,
+	OPT_PROC_ROOT
+};
+
+/* Bits of the command options, for "which command takes which". */
+#define A(opt) (1u << ((opt) - OPT_VF))
+
+struct args {
+	const char *vf;
+	const char *card;
+	const char *instance;
+	const char *assigned_at;
+	const char *reason;
+	const char *metrics;
+	const char *proc_root;
+	bool deconfigure;
+	unsigned seen;			/* A() bits given */
+};
+
+struct ctx {
+	struct cli cli;
+	struct conf conf;
+	struct store s;
+	struct args a;
+};
+
+struct command {
+	const char *name;
+	int (*run)(struct ctx *);
+	unsigned allowed;		/* A() bits */
+	unsigned required;
+};
+
+enum outcome { OUT_UNCHANGED, OUT_RECORDED, OUT_QUARANTINED };
+
+static const char *const outcome_name[] = {
+	"unchanged", "recorded", "quarantined"
+};
+
+static volatile sig_atomic_t stopping;
+
+/* --- output ------------------------------------------------------------ */
+
+/* Writes obj as one line and drops the reference; 0 or EX_IOERR. */
+static int
+emit(json_t *obj)
+{
+	int rc = 0;
+
+	if (obj == NULL) {
+		log_msg(LVL_ERROR, "out of memory", NULL);
+		return EX_OSERR;
+	}
+	if (jsonl_write(stdout, obj) < 0) {
+		log_msg(LVL_ERROR, "write stdout failed", "{s:s}", "error",
+		    strerror(errno));
+		rc = EX_IOERR;
+	}
+	json_decref(obj);
+	return rc;
+}
+
+/* --- health records ---------------------------------------------------- */
+
+/* Returns the record for vf, inserting an empty one (sorted) if absent.
+ * NULL/ENOMEM. */
+static struct vf_record *
+record_get(struct health *h, const char *vf)
+{
+	struct vf_record *r = health_find(h, vf), *recs;
+	size_t at, cap;
+
+	if (r != NULL)
+		return r;
+	if (h->n + 1 > h->cap) {
+		cap = h->cap ? h->cap * 2 : 16;
+		recs = realloc(h->recs, cap * sizeof(*recs));
+		if (recs == NULL)
+			return NULL;
+		h->recs = recs;
+		h->cap = cap;
+	}
+	for (at = 0; at < h->n && strcmp(h->recs[at].vf, vf) < 0; at++)
+		;
+	memmove(&h->recs[at + 1], &h->recs[at], (h->n - at) * sizeof(*r));
+	h->n++;
+	r = &h->recs[at];
+	memset(r, 0, sizeof(*r));
+	memcpy(r->vf, vf, VF_ADDR_LEN + 1);
+	return r;
+}
+
+/* Drops the first n failures of r (the oldest). */
+static void
+failures_drop(struct vf_record *r, size_t n)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++) {
+		free(r->failures[j].instance_id);
+		free(r->failures[j].assigned_at);
+	}
+	memmove(r->failures, r->failures + n,
+	    (r->nfailures - n) * sizeof(*r->failures));
+	r->nfailures -= n;
+	if (r->nfailures == 0) {
+		free(r->failures);
+		r->failures = NULL;
+	}
+}
+
+static void
+record_remove(struct health *h, struct vf_record *r)
+{
+	size_t at = (size_t)(r - h->recs);
+
+	failures_drop(r, r->nfailures);
+	memmove(r, r + 1, (h->n - at - 1) * sizeof(*r));
+	h->n--;
+}
+
+/* Index of the failure of assignment (id, at), or -1. */
+static long
+failure_index(const struct vf_record *r, const char *id, const char *at)
+{
+	size_t j;
+
+	for (j = 0; r != NULL && j < r->nfailures; j++)
+		if (strcmp(r->failures[j].instance_id, id) == 0 &&
+		    strcmp(r->failures[j].assigned_at, at) == 0)
+			return (long)j;
+	return -1;
+}
+
+static int
+failure_append(struct vf_record *r, const char *id, const char *at,
+    const struct timespec *now)
+{
+	struct vf_failure *f;
+
+	f = realloc(r->failures, (r->nfailures + 1) * sizeof(*f));
+	if (f == NULL)
+		return -1;
+	r->failures = f;
+	f = &f[r->nfailures];
+	f->instance_id = strdup(id);
+	f->assigned_at = strdup(at);
+	f->reported_at = *now;
+	if (f->instance_id == NULL || f->assigned_at == NULL) {
+		free(f->instance_id);
+		free(f->assigned_at);
+		return -1;
+	}
+	r->nfailures++;
+	return 0;
+}
+
+/* --- report rules (upstream 2.8) -------------------------------------- */
+
+struct report {
+	const char *vf;
+	const char *instance;
+	const char *assigned_at;
+	enum outcome outcome;		/* failure reports */
+	size_t failures;
+	size_t cleared;			/* success reports */
+	bool rescinded;
+	bool changed;			/* h was modified */
+};
+
+/* A failure report that would change nothing: quarantined, or this
+ * assignment already tallied. Fills rep for the "unchanged" answer. */
+static bool
+failure_noop(const struct health *h, struct report *rep)
+{
+	const struct vf_record *r = health_find(h, rep->vf);
+
+	rep->outcome = OUT_UNCHANGED;
+	rep->failures = r != NULL ? r->nfailures : 0;
+	rep->changed = false;
+	return r != NULL && (r->quarantined ||
+	    failure_index(r, rep->instance, rep->assigned_at) >= 0);
+}
+
+static int
+failure_apply(struct health *h, struct report *rep)
+{
+	struct vf_record *r;
+	struct timespec now;
+
+	if (failure_noop(h, rep))
+		return 0;
+	r = record_get(h, rep->vf);
+	timefmt_now(&now);
+	if (r == NULL || failure_append(r, rep->instance, rep->assigned_at,
+	    &now) < 0) {
+		if (r != NULL && r->nfailures == 0 && !r->quarantined)
+			record_remove(h, r);
+		return -1;
+	}
+	rep->changed = true;
+	rep->failures = r->nfailures;
+	rep->outcome = OUT_RECORDED;
+	if (r->nfailures >= h->threshold) {
+		r->quarantined = true;
+		r->quarantined_at = now;
+		rep->outcome = OUT_QUARANTINED;
+	}
+	return 0;
+}
+
+/* A success report that would change nothing: no exact match. */
+static bool
+success_noop(const struct health *h, struct report *rep)
+{
+	const struct vf_record *r = health_find(h, rep->vf);
+
+	rep->cleared = 0;
+	rep->rescinded = false;
+	rep->changed = false;
+	return failure_index(r, rep->instance, rep->assigned_at) < 0;
+}
+
+/* Clears the matched failure and every older one; rescinds only when
+ * nothing remains (the match was the newest tally). */
+static void
+success_apply(struct health *h, struct report *rep)
+{
+	struct vf_record *r;
+	long j;
+
+	if (success_noop(h, rep))
+		return;
+	r = health_find(h, rep->vf);
+	j = failure_index(r, rep->instance, rep->assigned_at);
+	rep->cleared = (size_t)j + 1;
+	rep->changed = true;
+	failures_drop(r, rep->cleared);
+	if (r->nfailures == 0) {
+		rep->rescinded = r->quarantined;
+		record_remove(h, r);
+	}
+}
+
+/* --- store access with exit codes ------------------------------------- */
+
+static int
+lock_store(struct ctx *c, bool exclusive)
+{
+	if (store_lock(&c->s, exclusive, c->cli.lock_timeout) == 0)
+		return 0;
+	log_msg(LVL_ERROR, errno == EWOULDBLOCK ? "lock wait timed out" :
+	    "cannot take the store lock", "{s:s}", "error", c->s.why);
+	return errno == EWOULDBLOCK ? EX_TEMPFAIL : EX_IOERR;
+}
+
+/* Locks and loads the health store; the lock stays held on success. */
+static int
+open_health(struct ctx *c, bool exclusive, struct health *h)
+{
+	int rc;
+
+	memset(h, 0, sizeof(*h));
+	if ((rc = lock_store(c, exclusive)) != 0)
+		return rc;
+	if (health_load(&c->s, h, c->conf.threshold) == 0)
+		return 0;
+	log_msg(LVL_ERROR, "VF health state unavailable", "{s:s}", "error",
+	    c->s.why);
+	store_unlock(&c->s);
+	return EX_UNAVAILABLE;
+}
+
+static int
+open_claims(struct ctx *c, bool exclusive, struct claims *cl)
+{
+	int rc;
+
+	memset(cl, 0, sizeof(*cl));
+	if ((rc = lock_store(c, exclusive)) != 0)
+		return rc;
+	if (claims_load(&c->s, cl) == 0)
+		return 0;
+	log_msg(LVL_ERROR, "VF claims unavailable", "{s:s}", "error",
+	    c->s.why);
+	store_unlock(&c->s);
+	return EX_UNAVAILABLE;
+}
+
+static int
+save_health(struct ctx *c, const struct health *h)
+{
+	struct atomic_result res;
+
+	if (health_save(&c->s, h, &res) == 0)
+		return 0;
+	log_msg(LVL_ERROR, "cannot persist VF health state", "{s:s, s:s}",
+	    "step", res.step ? res.step : "", "error", c->s.why);
+	return EX_IOERR;
+}
+
+/* --- report-failure, report-success ---------------------------------- */
+
+static int
+check_report_args(const struct args *a)
+{
+	if (!vf_addr_valid(a->vf)) {
+		log_msg(LVL_ERROR, "invalid VF address", "{s:s}", "vf", a->vf);
+		return EX_DATAERR;
+	}
+	if (strlen(a->instance) > STORE_STRING_MAX ||
+	    strlen(a->assigned_at) > STORE_STRING_MAX) {
+		log_msg(LVL_ERROR, "instance or assigned-at longer than 256 "
+		    "bytes", NULL);
+		return EX_DATAERR;
+	}
+	return 0;
+}
+
+static json_t *
+failure_json(const struct report *rep, unsigned threshold)
+{
+	return json_pack("{s:s, s:s, s:I, s:I}", "vf_address", rep->vf,
+	    "outcome", outcome_name[rep->outcome], "failures",
+	    (json_int_t)rep->failures, "threshold", (json_int_t)threshold);
+}
+
+static json_t *
+success_json(const struct report *rep)
+{
+	return json_pack("{s:s, s:I, s:b}", "vf_address", rep->vf, "cleared",
+	    (json_int_t)rep->cleared, "rescinded", rep->rescinded);
+}
+
+/*
+ * Runs one report: first under the shared lock, where a no-op needs
+ * nothing more; then, if it would change state, under the exclusive
+ * lock with a fresh load, and saves.
+ */
+static int
+run_report(struct ctx *c, bool failure, struct report *rep)
+{
+	struct health h;
+	int rc;
+	bool noop;
+
+	if ((rc = open_health(c, false, &h)) != 0)
+		return rc;
+	noop = failure ? failure_noop(&h, rep) : success_noop(&h, rep);
+	store_unlock(&c->s);
+	health_free(&h);
+	if (noop)
+		return 0;
+	if ((rc = open_health(c, true, &h)) != 0)
+		return rc;
+	if (failure && failure_apply(&h, rep) < 0)
+		rc = EX_OSERR;
+	else if (!failure)
+		success_apply(&h, rep);
+	if (rc == 0 && rep->changed)
+		rc = save_health(c, &h);
+	store_unlock(&c->s);
+	health_free(&h);
+	return rc;
+}
+
+static void
+log_report(const struct report *rep, bool failure, unsigned threshold,
+    const char *nvrm)
+{
+	const char *fmt = "{s:s, s:s, s:s, s:I, s:I}";
+
+	if (failure && rep->outcome == OUT_QUARANTINED)
+		log_msg(LVL_ERROR, "quarantined wedged vGPU VF", fmt, "vf",
+		    rep->vf, "instance_id", rep->instance, "nvrm", nvrm,
+		    "failures", (json_int_t)rep->failures, "threshold",
+		    (json_int_t)threshold);
+	else if (failure && rep->outcome == OUT_RECORDED)
+		log_msg(LVL_WARN, "recorded vGPU VF init failure below "
+		    "quarantine threshold", fmt, "vf", rep->vf, "instance_id",
+		    rep->instance, "nvrm", nvrm, "failures",
+		    (json_int_t)rep->failures, "threshold",
+		    (json_int_t)threshold);
+	else if (!failure && rep->rescinded)
+		log_msg(LVL_INFO, "rescinded vGPU VF quarantine after "
+		    "successful driver init from the triggering assignment",
+		    "{s:s, s:s, s:I}", "vf", rep->vf, "instance_id",
+		    rep->instance, "cleared", (json_int_t)rep->cleared);
+	else if (!failure && rep->cleared > 0)
+		log_msg(LVL_INFO, "cleared recorded vGPU VF init failures "
+		    "after successful driver init", "{s:s, s:s, s:I}", "vf",
+		    rep->vf, "instance_id", rep->instance, "cleared",
+		    (json_int_t)rep->cleared);
+}
+
+static int
+cmd_report(struct ctx *c, bool failure)
+{
+	struct report rep = { c->a.vf, c->a.instance, c->a.assigned_at,
+	    OUT_UNCHANGED, 0, 0, false, false };
+	int rc;
+
+	if ((rc = check_report_args(&c->a)) != 0)
+		return rc;
+	if ((rc = run_report(c, failure, &rep)) != 0)
+		return rc;
+	log_report(&rep, failure, c->conf.threshold, "");
+	return emit(failure ? failure_json(&rep, c->conf.threshold) :
+	    success_json(&rep));
+}
+
+static int
+cmd_report_failure(struct ctx *c)
+{
+	return cmd_report(c, true);
+}
+
+static int
+cmd_report_success(struct ctx *c)
+{
+	return cmd_report(c, false);
+}
+
+/* --- show, check, claims ---------------------------------------------- */
+
+static int
+emit_record(const struct vf_record *r)
+{
+	return emit(health_record_json(r));
+}
+
+static int
+cmd_show(struct ctx *c)
+{
+	struct vf_record *r;
+	struct health h;
+	size_t i;
+	int rc;
+
+	if (c->a.vf != NULL && !vf_addr_valid(c->a.vf)) {
+		log_msg(LVL_ERROR, "invalid VF address", "{s:s}", "vf",
+		    c->a.vf);
+		return EX_DATAERR;
+	}
+	if ((rc = open_health(c, false, &h)) != 0)
+		return rc;
+	store_unlock(&c->s);
+	if (c->a.vf != NULL) {
+		r = health_find(&h, c->a.vf);
+		rc = r != NULL ? emit_record(r) : EXIT_NO;
+	}
+	for (i = 0; c->a.vf == NULL && i < h.n && rc == 0; i++)
+		rc = emit_record(&h.recs[i]);
+	health_free(&h);
+	return rc;
+}
+
+static size_t
+count_quarantined(const struct health *h)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < h->n; i++)
+		n += h->recs[i].quarantined;
+	return n;
+}
+
+static int
+cmd_check(struct ctx *c)
+{
+	struct health h = { 0 };
+	struct claims cl = { 0 };
+	json_t *out;
+	int rc;
+
+	if ((rc = lock_store(c, false)) != 0)
+		return rc;
+	if (health_load(&c->s, &h, c->conf.threshold) < 0 ||
+	    claims_load(&c->s, &cl) < 0) {
+		out = json_pack("{s:s, s:s}", "status", "unavailable",
+		    "reason", c->s.why);
+		log_msg(LVL_ERROR, "VF health state unavailable", "{s:s}",
+		    "error", c->s.why);
+		rc = EX_UNAVAILABLE;
+	} else {
+		out = json_pack("{s:s, s:I, s:I, s:I}", "status", "ok",
+		    "records", (json_int_t)h.n, "quarantined",
+		    (json_int_t)count_quarantined(&h), "claims",
+		    (json_int_t)cl.n);
+	}
+	store_unlock(&c->s);
+	health_free(&h);
+	claims_free(&cl);
+	return rc ? (emit(out), rc) : emit(out);
+}
+
+static int
+cmd_claims(struct ctx *c)
+{
+	struct claims cl;
+	size_t i;
+	int rc;
+
+	if ((rc = open_claims(c, false, &cl)) != 0)
+		return rc;
+	store_unlock(&c->s);
+	for (i = 0; i < cl.n && rc == 0; i++)
+		rc = emit(claim_json(&cl.v[i]));
+	claims_free(&cl);
+	return rc;
+}
+
+/* --- quarantine, clear -------------------------------------------------- */
+
+struct vflist {
+	char (*v)[VF_ADDR_LEN + 1];
+	size_t n;
+};
+
+static int
+vflist_add(struct vflist *l, const char *vf)
+{
+	char (*v)[VF_ADDR_LEN + 1];
+
+	v = realloc(l->v, (l->n + 1) * sizeof(*v));
+	if (v == NULL)
+		return -1;
+	l->v = v;
+	memcpy(l->v[l->n++], vf, VF_ADDR_LEN + 1);
+	return 0;
+}
+
+static int
+vf_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* True if SYSFS/.../devices/name has a physfn link to card. */
+static bool
+is_vf_of(const char *sysfs_root, const char *name, const char *card)
+{
+	char path[PATH_MAX], link[PATH_MAX];
+	const char *base;
+	ssize_t n;
+
+	if (!vf_addr_valid(name) ||
+	    sysfs_vf_path(sysfs_root, name, "physfn", path, sizeof(path)) < 0)
+		return false;
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return false;
+	link[n] = '\0';
+	base = strrchr(link, '/');
+	return strcmp(base ? base + 1 : link, card) == 0;
+}
+
+/* Every VF whose physfn is card, sorted. 0 or -1/errno. */
+static int
+card_vfs(const char *sysfs_root, const char *card, struct vflist *l)
+{
+	char dir[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int rc = 0;
+
+	if (sysfs_vf_path(sysfs_root, NULL, NULL, dir, sizeof(dir)) < 0)
+		return -1;
+	d = opendir(dir);
+	if (d == NULL)
+		return errno == ENOENT ? 0 : -1;
+	while (rc == 0 && (de = readdir(d)) != NULL)
+		if (is_vf_of(sysfs_root, de->d_name, card))
+			rc = vflist_add(l, de->d_name);
+	closedir(d);
+	if (rc == 0 && l->n > 1)
+		qsort(l->v, l->n, sizeof(*l->v), vf_cmp);
+	return rc;
+}
+
+/* The VFs named by --vf or --card; exit code on failure. */
+static int
+target_vfs(struct ctx *c, struct vflist *l)
+{
+	const char *addr = c->a.vf != NULL ? c->a.vf : c->a.card;
+
+	memset(l, 0, sizeof(*l));
+	if ((c->a.vf == NULL) == (c->a.card == NULL)) {
+		fprintf(stderr, PROG ": give exactly one of --vf or --card\n");
+		fputs(usage, stderr);
+		return EX_USAGE;
+	}
+	if (!vf_addr_valid(addr)) {
+		log_msg(LVL_ERROR, "invalid PCI address", "{s:s}", "address",
+		    addr);
+		return EX_DATAERR;
+	}
+	if (c->a.vf != NULL)
+		return vflist_add(l, c->a.vf) == 0 ? 0 : EX_OSERR;
+	if (card_vfs(c->conf.sysfs_root, c->a.card, l) < 0) {
+		log_msg(LVL_ERROR, "cannot list the card's VFs", "{s:s, s:s}",
+		    "card", c->a.card, "error", strerror(errno));
+		return EX_IOERR;
+	}
+	if (l->n == 0)
+		log_msg(LVL_ERROR, "no VFs found for card", "{s:s}", "card",
+		    c->a.card);
+	return l->n == 0 ? EXIT_NO : 0;
+}
+
+/* Operator quarantine: quarantined_at (kept if already set) and no
+ * failures, so no success report can ever rescind it. */
+static int
+quarantine_one(struct health *h, const char *vf, bool *changed)
+{
+	struct vf_record *r = record_get(h, vf);
+
+	if (r == NULL)
+		return -1;
+	if (r->quarantined && r->nfailures == 0)
+		return 0;
+	failures_drop(r, r->nfailures);
+	if (!r->quarantined)
+		timefmt_now(&r->quarantined_at);
+	r->quarantined = true;
+	*changed = true;
+	return 0;
+}
+
+static int
+clear_one(struct health *h, const char *vf, bool *changed)
+{
+	struct vf_record *r = health_find(h, vf);
+
+	if (r != NULL) {
+		record_remove(h, r);
+		*changed = true;
+	}
+	return 0;
+}
+
+/* Runs op on each VF under the exclusive lock, saves, prints one line
+ * per VF made by out(). */
+static int
+mutate_vfs(struct ctx *c, int (*op)(struct health *, const char *, bool *),
+    json_t *(*out)(const struct health *, const char *))
+{
+	struct vflist l;
+	struct health h;
+	size_t i;
+	bool changed = false;
+	int rc;
+
+	if ((rc = target_vfs(c, &l)) != 0 ||
+	    (rc = open_health(c, true, &h)) != 0) {
+		free(l.v);
+		return rc;
+	}
+	for (i = 0; i < l.n && rc == 0; i++)
+		if (op(&h, l.v[i], &changed) < 0)
+			rc = EX_OSERR;
+	if (rc == 0 && (changed || h.requarantined))
+		rc = save_health(c, &h);
+	store_unlock(&c->s);
+	for (i = 0; i < l.n && rc == 0; i++)
+		rc = emit(out(&h, l.v[i]));
+	health_free(&h);
+	free(l.v);
+	return rc;
+}
+
+static json_t *
+quarantine_out(const struct health *h, const char *vf)
+{
+	return health_record_json(health_find(h, vf));
+}
+
+static json_t *
+clear_out(const struct health *h, const char *vf)
+{
+	(void)h;
+	return json_pack("{s:s, s:b}", "vf_address", vf, "quarantined", 0);
+}
+
+static int
+cmd_quarantine(struct ctx *c)
+{
+	int rc = mutate_vfs(c, quarantine_one, quarantine_out);
+
+	if (rc == 0)
+		log_msg(LVL_WARN, "quarantined VF by operator", "{s:s, s:s}",
+		    c->a.vf ? "vf" : "card", c->a.vf ? c->a.vf : c->a.card,
+		    "reason", c->a.reason ? c->a.reason : "");
+	return rc;
+}
+
+static int
+cmd_clear(struct ctx *c)
+{
+	int rc = mutate_vfs(c, clear_one, clear_out);
+
+	if (rc == 0)
+		log_msg(LVL_INFO, "cleared VF health records", "{s:s}",
+		    c->a.vf ? "vf" : "card", c->a.vf ? c->a.vf : c->a.card);
+	return rc;
+}
+
+/* --- release ------------------------------------------------------------ */
+
+/* The VFIO device paths of vf: /dev/vfio/G and /dev/vfio/devices/X. */
+static int
+vfio_paths(const char *sysfs_root, const char *vf, struct vflist *names,
+    char *group, size_t glen)
+{
+	char path[PATH_MAX], link[PATH_MAX];
+	struct dirent *de;
+	const char *base;
+	ssize_t n;
+	DIR *d;
+
+	group[0] = '\0';
+	if (sysfs_vf_path(sysfs_root, vf, "iommu_group", path,
+	    sizeof(path)) == 0 &&
+	    (n = readlink(path, link, sizeof(link) - 1)) > 0) {
+		link[n] = '\0';
+		base = strrchr(link, '/');
+		if (snprintf(group, glen, "/dev/vfio/%.255s",
+		    base ? base + 1 : link) >= (int)glen)
+			group[0] = '\0';
+	}
+	if (sysfs_vf_path(sysfs_root, vf, "vfio-dev", path, sizeof(path)) < 0 ||
+	    (d = opendir(path)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.' && strlen(de->d_name) <= VF_ADDR_LEN &&
+		    vflist_add(names, de->d_name) < 0)
+			break;
+	closedir(d);
+	return 0;
+}
+
+static bool
+link_is_vfio(const char *target, const char *group, const struct vflist *x)
+{
+	static const char pre[] = "/dev/vfio/devices/";
+	size_t i;
+
+	if (group[0] != '\0' && strcmp(target, group) == 0)
+		return true;
+	if (strncmp(target, pre, sizeof(pre) - 1) != 0)
+		return false;
+	for (i = 0; i < x->n; i++)
+		if (strcmp(target + sizeof(pre) - 1, x->v[i]) == 0)
+			return true;
+	return false;
+}
+
+/* True if some fd of process dir pid points at the VF's VFIO device. */
+static bool
+pid_holds(const char *proc, const char *pid, const char *group,
+    const struct vflist *x)
+{
+	char dir[PATH_MAX], path[PATH_MAX * 2], link[PATH_MAX];
+	struct dirent *de;
+	bool held = false;
+	ssize_t n;
+	DIR *d;
+
+	if (snprintf(dir, sizeof(dir), "%.3800s/%.32s/fd", proc, pid) >=
+	    (int)sizeof(dir) || (d = opendir(dir)) == NULL)
+		return false;
+	while (!held && (de = readdir(d)) != NULL) {
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		held = link_is_vfio(link, group, x);
+	}
+	closedir(d);
+	return held;
+}
+
+/* The pid holding vf's VFIO device open, or 0. */
+static long
+vfio_holder(struct ctx *c, const char *vf)
+{
+	char proc[PATH_MAX], group[PATH_MAX];
+	struct vflist x = { 0 };
+	struct dirent *de;
+	long pid = 0;
+	DIR *d;
+
+	vfio_paths(c->conf.sysfs_root, vf, &x, group,
+	    sizeof(group));
+	snprintf(proc, sizeof(proc), "%s/proc", c->a.proc_root);
+	if ((group[0] != '\0' || x.n > 0) && (d = opendir(proc)) != NULL) {
+		while (pid == 0 && (de = readdir(d)) != NULL)
+			if (de->d_name[0] >= '1' && de->d_name[0] <= '9' &&
+			    pid_holds(proc, de->d_name, group, &x))
+				pid = strtol(de->d_name, NULL, 10);
+		closedir(d);
+	}
+	free(x.v);
+	return pid;
+}
+
+/* Writes 0 to the VF's current_vgpu_type unless its device is open. */
+static int
+deconfigure(struct ctx *c, const char *vf)
+{
+	long pid = vfio_holder(c, vf);
+
+	if (pid != 0) {
+		log_msg(LVL_ERROR, "VF is held open; not deconfigured",
+		    "{s:s, s:I}", "vf", vf, "pid", (json_int_t)pid);
+		return EXIT_NO;
+	}
+	if (sysfs_set_vgpu_type(c->conf.sysfs_root, vf, 0) < 0) {
+		log_msg(LVL_ERROR, "cannot reset current_vgpu_type",
+		    "{s:s, s:s}", "vf", vf, "error", strerror(errno));
+		return EX_IOERR;
+	}
+	return 0;
+}
+
+static int
+release_claim(struct ctx *c, struct claims *cl, json_t **out)
+{
+	struct claim *found = claims_find_instance(cl, c->a.instance);
+	struct atomic_result res;
+	char vf[VF_ADDR_LEN + 1];
+	int rc;
+
+	if (found == NULL) {
+		*out = json_pack("{s:s, s:b}", "instance_id", c->a.instance,
+		    "released", 0);
+		return 0;
+	}
+	memcpy(vf, found->vf, sizeof(vf));
+	if (c->a.deconfigure && (rc = deconfigure(c, vf)) != 0)
+		return rc;
+	claims_remove_instance(cl, c->a.instance);
+	if (claims_save(&c->s, cl, &res) < 0) {
+		log_msg(LVL_ERROR, "cannot persist VF claims", "{s:s, s:s}",
+		    "step", res.step ? res.step : "", "error", c->s.why);
+		return EX_IOERR;
+	}
+	log_msg(LVL_INFO, "released VF claim", "{s:s, s:s}", "vf", vf,
+	    "instance_id", c->a.instance);
+	*out = json_pack("{s:s, s:s, s:b, s:b}", "instance_id", c->a.instance,
+	    "vf_address", vf, "released", 1, "deconfigured", c->a.deconfigure);
+	return 0;
+}
+
+static int
+cmd_release(struct ctx *c)
+{
+	struct claims cl;
+	json_t *out = NULL;
+	int rc;
+
+	if (c->a.proc_root == NULL)
+		c->a.proc_root = "/";
+	if ((rc = open_claims(c, true, &cl)) != 0)
+		return rc;
+	rc = release_claim(c, &cl, &out);
+	store_unlock(&c->s);
+	claims_free(&cl);
+	return rc == 0 ? emit(out) : rc;
+}
+
+/* --- apply ------------------------------------------------------------- */
+
+enum check {
+	CK_OK, CK_FAILED, CK_UNKNOWN, CK_RPC_ERROR, CK_UNSUPPORTED,
+	CK_LIST_ERROR, CK_N
+};
+
+static const char *const check_name[CK_N] = {
+	"ok", "failed", "unknown", "rpc_error", "unsupported_agent",
+	"list_error"
+};
+
+/* One input line of a batch. */
+struct item {
+	json_t *in;			/* the parsed line, or NULL */
+	enum check check;
+	struct report rep;
+	bool report;			/* a well-formed failed/ok line */
+	const char *error;		/* static or in errbuf */
+	char errbuf[160];
+	bool done;			/* answered from the cache */
+};
+
+/* Identity of the file a cached load came from. */
+struct filekey {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	struct timespec ctime;
+	bool missing;
+};
+
+struct apply {
+	struct ctx *c;
+	struct health cache;
+	struct filekey key;
+	bool cached;
+	bool unavailable;		/* last load failed; why in reason */
+	bool persist_failed;
+	char reason[1024];
+	unsigned long long init_failures, quarantines, checks[CK_N];
+	bool metrics_dirty;
+	struct item items[BATCH_MAX];
+	size_t n;
+};
+
+static int
+file_key(const char *path, struct filekey *k)
+{
+	struct stat st;
+
+	memset(k, 0, sizeof(*k));
+	if (stat(path, &st) < 0) {
+		k->missing = errno == ENOENT;
+		return k->missing ? 0 : -1;
+	}
+	k->dev = st.st_dev;
+	k->ino = st.st_ino;
+	k->size = st.st_size;
+	k->mtime = st.st_mtim;
+	k->ctime = st.st_ctim;
+	return 0;
+}
+
+static bool
+key_same(const struct filekey *a, const struct filekey *b)
+{
+	if (a->missing || b->missing)
+		return a->missing == b->missing;
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	    a->mtime.tv_sec == b->mtime.tv_sec &&
+	    a->mtime.tv_nsec == b->mtime.tv_nsec &&
+	    a->ctime.tv_sec == b->ctime.tv_sec &&
+	    a->ctime.tv_nsec == b->ctime.tv_nsec;
+}
+
+/*
+ * Inode numbers are reused and timestamps are coarse (one kernel tick),
+ * so a key only proves the content unchanged once the file is older than
+ * a tick or two: a younger one is simply loaded again.
+ */
+static bool
+key_trusted(const struct filekey *k)
+{
+	struct timespec now;
+	long long age_ms;
+
+	if (k->missing)
+		return true;
+	timefmt_now(&now);
+	age_ms = (long long)(now.tv_sec - k->ctime.tv_sec) * 1000 +
+	    (now.tv_nsec - k->ctime.tv_nsec) / 1000000;
+	return age_ms > YOUNG_MS || age_ms < -YOUNG_MS;
+}
+
+static void
+set_unavailable(struct apply *ap, const char *why)
+{
+	if (!ap->unavailable || strcmp(ap->reason, why) != 0)
+		log_msg(LVL_ERROR, "VF health state unavailable; reports "
+		    "fail closed", "{s:s}", "error", why);
+	ap->unavailable = true;
+	snprintf(ap->reason, sizeof(ap->reason), "%s", why);
+	ap->metrics_dirty = true;
+}
+
+static void
+set_available(struct apply *ap)
+{
+	if (ap->unavailable) {
+		log_msg(LVL_INFO, "VF health state available again", NULL);
+		ap->metrics_dirty = true;
+	}
+	ap->unavailable = false;
+}
+
+/* Reloads the cache under the shared lock when the file changed. */
+static void
+refresh_cache(struct apply *ap)
+{
+	struct store *s = &ap->c->s;
+	struct filekey k;
+
+	if (file_key(s->health_path, &k) == 0 && ap->cached &&
+	    key_same(&k, &ap->key) && key_trusted(&k))
+		return;
+	health_free(&ap->cache);
+	ap->cached = false;
+	if (store_lock(s, false, ap->c->cli.lock_timeout) < 0) {
+		set_unavailable(ap, s->why);
+		return;
+	}
+	if (health_load(s, &ap->cache, ap->c->conf.threshold) < 0) {
+		set_unavailable(ap, s->why);
+	} else if (file_key(s->health_path, &ap->key) == 0) {
+		ap->cached = true;
+		set_available(ap);
+	}
+	store_unlock(s);
+}
+
+static void __attribute__((format(printf, 2, 3)))
+item_error(struct item *it, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(it->errbuf, sizeof(it->errbuf), fmt, ap);
+	va_end(ap);
+	it->error = it->errbuf;
+}
+
+/* Reads the string field key of a check line; NULL (and an error) if it
+ * is missing, not a string, or too long. */
+static const char *
+item_field(struct item *it, const char *key, size_t max)
+{
+	const char *v = jsonl_str(it->in, key);
+
+	if (it->error != NULL)
+		return NULL;
+	if (v == NULL)
+		item_error(it, "missing string field \"%s\"", key);
+	else if (strlen(v) > max)
+		item_error(it, "field \"%s\" is too long", key);
+	return it->error == NULL ? v : NULL;
+}
+
+static void
+item_classify(struct item *it)
+{
+	const char *check = item_field(it, "check", 64);
+	int k;
+
+	for (k = 0; check != NULL && k < CK_N; k++)
+		if (strcmp(check, check_name[k]) == 0)
+			break;
+	if (check == NULL)
+		return;
+	if (k == CK_N) {
+		item_error(it, "unknown check \"%.64s\"", check);
+		return;
+	}
+	it->check = (enum check)k;
+	if (k != CK_OK && k != CK_FAILED)
+		return;
+	it->rep.vf = item_field(it, "vf_address", 64);
+	it->rep.instance = item_field(it, "instance_id", STORE_STRING_MAX);
+	it->rep.assigned_at = item_field(it, "assigned_at", STORE_STRING_MAX);
+	if (it->error == NULL && !vf_addr_valid(it->rep.vf))
+		item_error(it, "invalid VF address \"%s\"", it->rep.vf);
+	it->report = it->error == NULL;
+}
+
+/* Turns one reader result into a batch item. */
+static void
+item_init(struct item *it, enum jsonl_status st, const char *line,
+    size_t len, unsigned long lineno)
+{
+	const char *why = NULL;
+
+	memset(it, 0, sizeof(*it));
+	if (st == JSONL_TOO_LONG)
+		it->error = "line longer than 64 KiB";
+	else if ((it->in = jsonl_parse(line, len, &why)) == NULL)
+		item_error(it, "%s", why);
+	else
+		item_classify(it);
+	if (it->error != NULL)
+		log_msg(LVL_WARN, "skipping bad check line", "{s:I, s:s}",
+		    "line", (json_int_t)lineno, "error", it->error);
+}
+
+static bool
+is_report(const struct item *it)
+{
+	return it->report && it->error == NULL;
+}
+
+/* Answers what the cache can; true if some report needs the lock. */
+static bool
+batch_from_cache(struct apply *ap)
+{
+	bool need = false;
+	size_t i;
+
+	for (i = 0; i < ap->n; i++) {
+		struct item *it = &ap->items[i];
+
+		if (!is_report(it)) {
+			it->done = true;
+			continue;
+		}
+		if (ap->unavailable || !ap->cached)
+			continue;
+		it->done = it->check == CK_FAILED ?
+		    failure_noop(&ap->cache, &it->rep) :
+		    success_noop(&ap->cache, &it->rep);
+		need |= !it->done;
+	}
+	return need;
+}
+
+/* Marks every report still unanswered as failed with reason. */
+static void
+fail_pending(struct apply *ap, const char *prefix, const char *reason)
+{
+	size_t i;
+
+	for (i = 0; i < ap->n; i++) {
+		struct item *it = &ap->items[i];
+
+		if (!is_report(it) || it->done)
+			continue;
+		snprintf(it->errbuf, sizeof(it->errbuf), "%s%s", prefix,
+		    reason);
+		it->error = it->errbuf;
+	}
+}
+
+/* Applies the batch's reports to h in input order. */
+static bool
+apply_reports(struct apply *ap, struct health *h)
+{
+	bool changed = h->requarantined;
+	size_t i;
+
+	for (i = 0; i < ap->n; i++) {
+		struct item *it = &ap->items[i];
+
+		if (!is_report(it))
+			continue;
+		it->done = false;
+		if (it->check == CK_FAILED && failure_apply(h, &it->rep) < 0)
+			it->error = "out of memory";
+		else if (it->check == CK_OK)
+			success_apply(h, &it->rep);
+		changed |= it->rep.changed;
+	}
+	return changed;
+}
+
+/* Makes the state just saved (under the lock) the cache; h is emptied. */
+static void
+keep_cache(struct apply *ap, struct health *h)
+{
+	health_free(&ap->cache);
+	ap->cached = file_key(ap->c->s.health_path, &ap->key) == 0;
+	ap->cache = *h;
+	memset(h, 0, sizeof(*h));
+}
+
+/*
+ * The batch holds reports that change state: one exclusive lock, one
+ * fresh load, every report of the batch in order, one save. A report is
+ * answered only after the save returned, so its line means "durable".
+ */
+static void
+batch_locked(struct apply *ap)
+{
+	struct store *s = &ap->c->s;
+	struct atomic_result res;
+	struct health h;
+
+	ap->cached = false;
+	if (store_lock(s, true, ap->c->cli.lock_timeout) < 0) {
+		fail_pending(ap, "", s->why);
+		return;
+	}
+	if (health_load(s, &h, ap->c->conf.threshold) < 0) {
+		set_unavailable(ap, s->why);
+		fail_pending(ap, "VF health state unavailable: ", s->why);
+	} else if (apply_reports(ap, &h) && health_save(s, &h, &res) < 0) {
+		log_msg(LVL_ERROR, "cannot persist VF health state",
+		    "{s:s, s:s}", "step", res.step ? res.step : "", "error",
+		    s->why);
+		ap->persist_failed = ap->metrics_dirty = true;
+		fail_pending(ap, "persist VF health state: ", s->why);
+	} else {
+		ap->persist_failed = false;
+		set_available(ap);
+		keep_cache(ap, &h);
+	}
+	store_unlock(s);
+	health_free(&h);
+}
+
+/* Counts a report's effect and logs it as the upstream controller does. */
+static void
+item_account(struct apply *ap, struct item *it)
+{
+	const char *nvrm = jsonl_str(it->in, "nvrm");
+	bool failure = it->check == CK_FAILED;
+
+	if (it->error != NULL) {
+		log_msg(LVL_ERROR, failure ? "failed to record vGPU VF init "
+		    "failure" : "failed to clear recorded vGPU VF init "
+		    "failures", "{s:s, s:s, s:s}", "vf", it->rep.vf,
+		    "instance_id", it->rep.instance, "error", it->error);
+		return;
+	}
+	if (failure && it->rep.outcome != OUT_UNCHANGED) {
+		ap->init_failures++;
+		ap->quarantines += it->rep.outcome == OUT_QUARANTINED;
+		ap->metrics_dirty = true;
+	}
+	log_report(&it->rep, failure, ap->c->conf.threshold,
+	    nvrm != NULL ? nvrm : "");
+}
+
+/* The answer line: the input plus the outcome, or an error first. */
+static json_t *
+item_answer(struct apply *ap, struct item *it)
+{
+	json_t *out, *add;
+
+	if (it->error != NULL) {
+		out = json_pack("{s:s}", "error", it->error);
+		if (out != NULL && it->in != NULL)
+			json_object_update_missing(out, it->in);
+		return out;
+	}
+	if (it->check == CK_FAILED)
+		add = failure_json(&it->rep, ap->c->conf.threshold);
+	else if (it->check == CK_OK)
+		add = success_json(&it->rep);
+	else
+		add = json_pack("{s:s}", "outcome", "counted");
+	out = json_copy(it->in);
+	if (out == NULL || add == NULL || json_object_update(out, add) < 0) {
+		json_decref(out);
+		out = NULL;
+	}
+	json_decref(add);
+	return out;
+}
+
+/* --- apply: metrics ------------------------------------------------------ */
+
+static void
+metrics_text(const struct apply *ap, struct prom *p)
+{
+	static const char *const ns = "hypeman_instances_vgpu_";
+	char name[128];
+	int k;
+
+	prom_family(p, "hypeman_instances_vgpu_sentinel_init_failures_total",
+	    "counter", "Guest-reported vGPU init failures newly recorded.");
+	prom_sample(p, "hypeman_instances_vgpu_sentinel_init_failures_total",
+	    NULL, (double)ap->init_failures);
+	prom_family(p, "hypeman_instances_vgpu_sentinel_quarantines_total",
+	    "counter", "VFs quarantined by the sentinel.");
+	prom_sample(p, "hypeman_instances_vgpu_sentinel_quarantines_total",
+	    NULL, (double)ap->quarantines);
+	snprintf(name, sizeof(name), "%ssentinel_checks_total", ns);
+	prom_family(p, name, "counter", "Guest GPU init checks by result.");
+	for (k = 0; k < CK_N; k++)
+		prom_sample(p, name, (const char *[]){ "result",
+		    check_name[k], NULL }, (double)ap->checks[k]);
+	snprintf(name, sizeof(name), "%squarantined_vfs", ns);
+	prom_family(p, name, "gauge", "VFs quarantined in the health store.");
+	prom_sample(p, name, NULL, ap->unavailable || !ap->cached ? 0 :
+	    (double)count_quarantined(&ap->cache));
+	snprintf(name, sizeof(name), "%svf_health_store_unavailable", ns);
+	prom_family(p, name, "gauge",
+	    "1 while the VF health store cannot be loaded or written.");
+	prom_sample(p, name, NULL, ap->unavailable || ap->persist_failed);
+}
+
+/*
+ * Rewrites the textfile: PATH.tmp (a name the collector ignores), mode
+ * 0644, then rename. No fsync: the counters restart with the process
+ * anyway, and the collector only needs never to see a partial file.
+ */
+static int
+metrics_write(const char *path, const char *text, size_t len)
+{
+	char tmp[PATH_MAX];
+	int fd, rc = -1;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+	    0644);
+	if (fd < 0)
+		return -1;
+	if (fchmod(fd, 0644) == 0 && io_write_all(fd, text, len) == 0)
+		rc = 0;
+	if (close(fd) < 0)
+		rc = -1;
+	if (rc == 0 && rename(tmp, path) == 0)
+		return 0;
+	unlink(tmp);
+	return -1;
+}
+
+static void
+metrics_flush(struct apply *ap)
+{
+	static bool warned;
+	struct prom p;
+	const char *text;
+	size_t len;
+
+	if (ap->c->a.metrics == NULL || !ap->metrics_dirty)
+		return;
+	prom_init(&p);
+	metrics_text(ap, &p);
+	text = prom_finish(&p, &len);
+	if (text == NULL || metrics_write(ap->c->a.metrics, text, len) < 0) {
+		if (!warned)
+			log_msg(LVL_WARN, "cannot write metrics file",
+			    "{s:s, s:s}", "path", ap->c->a.metrics, "error",
+			    strerror(errno));
+		warned = true;
+	} else {
+		ap->metrics_dirty = warned = false;
+	}
+	prom_release(&p);
+}
+
+/* --- apply: the stream --------------------------------------------------- */
+
+/* Takes up to BATCH_MAX lines already buffered; true at end of input. */
+static bool
+batch_collect(struct apply *ap, struct jsonl_reader *r)
+{
+	enum jsonl_status st;
+	char *line;
+	size_t len;
+
+	ap->n = 0;
+	while (ap->n < BATCH_MAX) {
+		st = jsonl_next(r, &line, &len);
+		if (st == JSONL_NEED || st == JSONL_END)
+			return st == JSONL_END;
+		if (st == JSONL_LINE && len == 0)
+			continue;
+		item_init(&ap->items[ap->n], st, line, len, r->lineno);
+		if (ap->items[ap->n].error == NULL) {
+			ap->checks[ap->items[ap->n].check]++;
+			ap->metrics_dirty = true;
+		}
+		ap->n++;
+	}
+	return false;
+}
+
+/* Answers the collected batch; 0 or EX_IOERR (stdout failed). */
+static int
+batch_run(struct apply *ap)
+{
+	size_t i;
+	int rc = 0;
+
+	if (ap->n == 0)
+		return 0;
+	refresh_cache(ap);
+	if (ap->unavailable)
+		fail_pending(ap, "VF health state unavailable: ", ap->reason);
+	else if (batch_from_cache(ap))
+		batch_locked(ap);
+	for (i = 0; i < ap->n; i++) {
+		struct item *it = &ap->items[i];
+
+		if (it->report)
+			item_account(ap, it);
+		if (rc == 0)
+			rc = emit(item_answer(ap, it));
+		json_decref(it->in);
+	}
+	metrics_flush(ap);
+	return rc;
+}
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+/*
+ * SIGTERM and SIGINT stay blocked except inside ppoll(), so a signal can
+ * only end the wait for input, never a batch half-way. The 1 s timeout
+ * notices a stdout reader that went away while no input comes.
+ */
+static int
+wait_input(const sigset_t *waitmask)
+{
+	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+	struct timespec tick = { 1, 0 };
+
+	for (;;) {
+		if (stopping)
+			return 1;
+		if (ppoll(&p, 1, &tick, waitmask) > 0)
+			return 0;
+		if (io_peer_gone(STDOUT_FILENO)) {
+			log_msg(LVL_ERROR, "stdout reader went away", NULL);
+			return -1;
+		}
+	}
+}
+
+static void
+signals_setup(sigset_t *waitmask)
+{
+	struct sigaction sa;
+	sigset_t block;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigprocmask(SIG_BLOCK, &block, waitmask);
+	sigdelset(waitmask, SIGTERM);
+	sigdelset(waitmask, SIGINT);
+}
+
+static int
+apply_loop(struct apply *ap, struct jsonl_reader *r)
+{
+	sigset_t waitmask;
+	bool end = false;
+	int rc = 0, w;
+
+	signals_setup(&waitmask);
+	while (rc == 0 && !end) {
+		end = batch_collect(ap, r);
+		rc = batch_run(ap);
+		if (rc != 0 || end || ap->n == BATCH_MAX)
+			continue;
+		if ((w = wait_input(&waitmask)) != 0)
+			return w > 0 ? 0 : EX_IOERR;
+		if (jsonl_fill(r) < 0) {
+			log_msg(LVL_ERROR, "read stdin failed", "{s:s}",
+			    "error", strerror(errno));
+			rc = EX_IOERR;
+		}
+	}
+	return rc;
+}
+
+static int
+cmd_apply(struct ctx *c)
+{
+	struct jsonl_reader r;
+	struct apply *ap;
+	int rc;
+
+	ap = calloc(1, sizeof(*ap));
+	if (ap == NULL || jsonl_reader_init(&r, STDIN_FILENO) < 0) {
+		free(ap);
+		log_msg(LVL_ERROR, "out of memory", NULL);
+		return EX_OSERR;
+	}
+	ap->c = c;
+	ap->metrics_dirty = true;
+	refresh_cache(ap);
+	metrics_flush(ap);
+	rc = apply_loop(ap, &r);
+	metrics_flush(ap);
+	health_free(&ap->cache);
+	jsonl_reader_release(&r);
+	free(ap);
+	return rc;
+}
+
+/* --- command line ------------------------------------------------------- */
+
+static const struct command commands[] = {
+	{ "report-failure", cmd_report_failure,
+	    A(OPT_VF) | A(OPT_INSTANCE) | A(OPT_ASSIGNED_AT),
+	    A(OPT_VF) | A(OPT_INSTANCE) | A(OPT_ASSIGNED_AT) },
+	{ "report-success", cmd_report_success,
+	    A(OPT_VF) | A(OPT_INSTANCE) | A(OPT_ASSIGNED_AT),
+	    A(OPT_VF) | A(OPT_INSTANCE) | A(OPT_ASSIGNED_AT) },
+	{ "apply", cmd_apply, A(OPT_METRICS), 0 },
+	{ "show", cmd_show, A(OPT_VF), 0 },
+	{ "quarantine", cmd_quarantine, A(OPT_VF) | A(OPT_CARD) |
+	    A(OPT_REASON), 0 },
+	{ "clear", cmd_clear, A(OPT_VF) | A(OPT_CARD), 0 },
+	{ "claims", cmd_claims, 0, 0 },
+	{ "release", cmd_release, A(OPT_INSTANCE) | A(OPT_DECONFIGURE) |
+	    A(OPT_PROC_ROOT), A(OPT_INSTANCE) },
+	{ "check", cmd_check, 0, 0 },
+};
+
+static const struct option opts[] = {
+	CLI_COMMON_OPTIONS,
+	{ "vf", required_argument, NULL, OPT_VF },
+	{ "card", required_argument, NULL, OPT_CARD },
+	{ "instance", required_argument, NULL, OPT_INSTANCE },
+	{ "assigned-at", required_argument, NULL, OPT_ASSIGNED_AT },
+	{ "reason", required_argument, NULL, OPT_REASON },
+	{ "metrics-file", required_argument, NULL, OPT_METRICS },
+	{ "deconfigure", no_argument, NULL, OPT_DECONFIGURE },
+	{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
+	{ 0 }
+};
+
+static void
+set_arg(struct args *a, int opt, const char *arg)
+{
+	const char **slot[] = { &a->vf, &a->card, &a->instance,
+	    &a->assigned_at, &a->reason, &a->metrics, NULL, &a->proc_root };
+
+	a->seen |= A(opt);
+	if (opt == OPT_DECONFIGURE)
+		a->deconfigure = true;
+	else
+		*slot[opt - OPT_VF] = arg;
+}
+
+/* Shared options go anywhere; a command's own only after it. */
+static void
+parse_opts(struct ctx *c, int argc, char **argv, bool sub)
+{
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "+c:", opts, NULL)) != -1) {
+		if (cli_option(&c->cli, opt, optarg))
+			continue;
+		if (opt == '?' || opt == ':')
+			cli_usage_error(&c->cli, NULL);
+		if (!sub)
+			cli_usage_error(&c->cli, "a command's options come "
+			    "after the command");
+		set_arg(&c->a, opt, optarg);
+	}
+}
+
+static const struct command *
+find_command(struct ctx *c, const char *name)
+{
+	char msg[128];
+	size_t i;
+
+	for (i = 0; i < sizeof(commands) / sizeof(*commands); i++)
+		if (strcmp(name, commands[i].name) == 0)
+			return &commands[i];
+	snprintf(msg, sizeof(msg), "unknown command \"%.64s\"", name);
+	cli_usage_error(&c->cli, msg);
+}
+
+static const struct command *
+parse_args(struct ctx *c, int argc, char **argv)
+{
+	const struct command *cmd;
+	char msg[128];
+
+	parse_opts(c, argc, argv, false);
+	if (optind >= argc)
+		cli_usage_error(&c->cli, "missing command");
+	cmd = find_command(c, argv[optind]);
+	argc -= optind;
+	argv += optind;
+	optind = 0;		/* GNU getopt: start over at argv[1] */
+	parse_opts(c, argc, argv, true);
+	snprintf(msg, sizeof(msg), "%s: unexpected argument or option",
+	    cmd->name);
+	if (optind < argc || (c->a.seen & ~cmd->allowed) != 0)
+		cli_usage_error(&c->cli, msg);
+	snprintf(msg, sizeof(msg), "%s: missing a required option",
+	    cmd->name);
+	if ((c->a.seen & cmd->required) != cmd->required)
+		cli_usage_error(&c->cli, msg);
+	return cmd;
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct command *cmd;
+	struct ctx c;
+	int rc;
+
+	log_init(PROG);
+	memset(&c, 0, sizeof(c));
+	cli_init(&c.cli, usage);
+	cmd = parse_args(&c, argc, argv);
+	cli_finish(&c.cli, &c.conf);
+	if (store_init(&c.s, c.conf.data_dir) < 0)
+		die(EX_USAGE, "data dir path too long", "{s:s}", "data_dir",
+		    c.conf.data_dir);
+	signal(SIGPIPE, SIG_IGN);
+	rc = cmd->run(&c);
+	if (rc == EX_IOERR && ferror(stdout))
+		clearerr(stdout);
+	cli_close_stdout();
+	return rc;
+}
