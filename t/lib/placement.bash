@@ -79,3 +79,40 @@ picks() {
 		pick "$@" 2>/dev/null | jq -r .vf_address
 	done
 }
+
+# _http_get PORT PATH: the body of an HTTP/1.0 GET on 127.0.0.1 (bash's
+# /dev/tcp, so the tests need no HTTP client).
+_http_get() {
+	local resp
+	exec 5<>"/dev/tcp/127.0.0.1/$1" || return 1
+	printf 'GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' "$2" >&5
+	resp=$(cat <&5)
+	exec 5>&-
+	[[ "$resp" == "HTTP/1.0 200"* || "$resp" == "HTTP/1.1 200"* ]] || return 1
+	printf '%s\n' "${resp#*$'\r\n\r\n'}"
+}
+
+# ne_scrape DIR: runs the real node_exporter textfile collector on DIR
+# (127.0.0.1, a port of its own) and prints one scrape of /metrics.
+ne_scrape() {
+	local dir=$1 ne=$VFS_BUILD/tools/prometheus-node-exporter pid port i
+	port=$((20000 + RANDOM % 20000))
+	"$ne" --web.listen-address="127.0.0.1:$port" \
+	    --collector.disable-defaults --collector.textfile \
+	    --collector.textfile.directory="$dir" >"$T/ne.log" 2>&1 3>&- &
+	pid=$!
+	for ((i = 0; i < 100; i++)); do
+		_http_get "$port" /metrics >"$T/ne.out" 2>/dev/null && break
+		sleep 0.05
+	done
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null || true
+	[ "$i" -lt 100 ] || { cat "$T/ne.log" >&2; return 1; }
+	cat "$T/ne.out"
+}
+
+# dup_series FILE: prints every sample series (name and labels) that
+# appears more than once in a Prometheus text file.
+dup_series() {
+	grep -v '^#' "$1" | sed 's/ [^ ]*$//' | sort | uniq -d
+}
