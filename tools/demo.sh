@@ -40,7 +40,7 @@ say() { printf '   %s\n' "$@"; }
 # cmd STRING: shows the command line, then runs it (stdout shown).
 cmd() {
 	printf '%s$ %s%s\n' "$B" "$1" "$N"
-	eval "$1"
+	eval "$1" 2>>"$D/logs/cli.log"
 }
 
 # capture VAR STRING: shows and runs the command, keeps its stdout in VAR
@@ -48,7 +48,7 @@ cmd() {
 capture() {
 	local out rc
 	printf '%s$ %s%s\n' "$B" "$2" "$N"
-	out=$(eval "$2")
+	out=$(eval "$2" 2>>"$D/logs/cli.log")
 	rc=$?
 	[ -n "$out" ] && jq -c . <<<"$out"
 	printf -v "$1" '%s' "$out"
@@ -238,8 +238,8 @@ main() {
 	stop_vm vm-2
 
 	step "4. Placement now avoids the VF and its card"
-	cmd "for s in \$(seq 1 20); do vfpick --profile '$PROFILE' --seed \$s; done |
-	    jq -s -c 'group_by(.card) | map({card: .[0].card, picks: length})'"
+	say "20 dry runs (no --claim), each with another random draw:"
+	cmd "for s in \$(seq 1 20); do vfpick --profile '$PROFILE' --seed \$s; done | jq -s -c 'group_by(.card) | map({card: .[0].card, picks: length})'"
 	place vm-3 "unix:$D/vm-3/answer.sock"
 	[ "$(jq -r .card <<<"$PLACED")" != "$WEDGED_CARD" ] ||
 	    fail "vm-3 was placed on the card of the wedged VF"
@@ -247,7 +247,7 @@ main() {
 	say "vm-3 boots fine; gpu-probe reports OK and the sentinel sees it:"
 	line=$(wait_apply ".instance_id == \"vm-3\" and .check == \"ok\"") ||
 	    fail "no ok check for vm-3"
-	jq -c '{check, vf_address, instance_id, outcome, cleared}' <<<"$line"
+	jq -c '{check, vf_address, instance_id, cleared, rescinded}' <<<"$line"
 
 	step "5. Capacity: resources-report"
 	cmd "resources-report | jq -c '.gpu | {total_slots, used_slots, allocatable_slots, quarantined_slots}'"
@@ -257,7 +257,11 @@ main() {
 	cmd "resources-report --format prometheus --output $D/metrics/vfsentinel-resources.prom"
 	cmd "grep -hv '^#' $D/metrics/vfsentinel-sentinel.prom $D/metrics/vfsentinel-resources.prom"
 	if [ -x "$ROOT/build/tools/promtool" ]; then
-		cmd "cat $D/metrics/*.prom | $ROOT/build/tools/promtool check metrics && echo 'promtool: metrics ok'"
+		say "Each file is valid for the textfile collector:"
+		for f in "$D"/metrics/*.prom; do
+			cmd "$ROOT/build/tools/promtool check metrics <$f && echo '${f##*/}: ok'" ||
+			    fail "promtool rejects ${f##*/}"
+		done
 	fi
 
 	step "7. Recovery runbook (share/doc/operations.md) for card $WEDGED_CARD"
@@ -281,7 +285,7 @@ main() {
 	boot_vm vm-4 healthy unix
 	line=$(wait_apply ".instance_id == \"vm-4\" and .check == \"ok\"") ||
 	    fail "no ok check for vm-4"
-	jq -c '{check, vf_address, instance_id, outcome}' <<<"$line"
+	jq -c '{check, vf_address, instance_id, cleared, rescinded}' <<<"$line"
 	[ "$(jq -r .vf_address <<<"$line")" = "$WEDGED" ] ||
 	    fail "vm-4 is not on $WEDGED"
 
