@@ -18,9 +18,9 @@ setup() {
 	vfs_setup
 }
 
-# json FILTER: the demo's JSON output lines through a jq filter.
+# json FILTER: the demo's one-line JSON outputs through a jq filter.
 json() {
-	grep '^{' "$DEMO_OUT" | jq -c "$1"
+	jq -R -c "fromjson? // empty | objects | $1" "$DEMO_OUT"
 }
 
 wedged_vf() {
@@ -108,8 +108,9 @@ wedged_vf() {
 	wait_for grep -q 'vm-1 boots' "$T/out" ||
 	    wait_for grep -q 'vm-1 boots' "$T/out"
 	kill -TERM "$pid"
-	run wait "$pid"
-	[ "$status" -ne 0 ]
+	local rc=0
+	wait "$pid" || rc=$?
+	[ "$rc" -eq 1 ]
 	run pgrep -f "$T/tmp/vfsdemo"
 	assert_failure
 	run -0 find "$T/tmp" -mindepth 1
