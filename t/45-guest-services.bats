@@ -1,0 +1,156 @@
+#!/usr/bin/env bats
+# The guest services under a private runsvdir (SPEC.md 5): kmsg-watch and
+# gpu-probe feed vsock-answer through its FIFO, runit restarts whatever is
+# killed, and a program that settled leaves its service down.
+
+load helpers
+load lib/answer
+load lib/runit
+
+BATS_NO_PARALLELIZE_WITHIN_FILE=true
+REC1='3,1042,8462102,-;NVRM: GPU 0000:00:03.0: RmInitAdapter failed! (0x22:0x65:884)'
+
+setup() {
+	vfs_setup
+	answer_setup
+	runit_setup
+	mk_card "$SYSFS" 0000:00:03.0
+	mkdir -p "$T/bin"
+	# A fake nvidia-smi whose exit status the test sets in $T/smi_rc.
+	cat >"$T/bin/nvidia-smi" <<-EOF
+	#!/bin/sh
+	echo "GPU 0: NVIDIA L40S-12Q (UUID: GPU-00000000)"
+	exit "\$(cat "$T/smi_rc")"
+	EOF
+	chmod +x "$T/bin/nvidia-smi"
+	echo 1 >"$T/smi_rc"
+	printf '%s\n' '6,1,100,-;Linux version 6.1' "$REC1" \
+	    ' SUBSYSTEM=pci' '6,1043,8462200,-;NVRM: loading' >"$T/kmsg"
+}
+
+teardown() {
+	runit_teardown
+	if [ -n "${HOLD_PID:-}" ]; then
+		kill -KILL "$HOLD_PID" 2>/dev/null || true
+	fi
+}
+
+# guest_services: copies the three services and points them at $T.
+guest_services() {
+	local s
+	runit_copy vfsentinel-answer vfsentinel-kmsg vfsentinel-probe
+	for s in vfsentinel-answer vfsentinel-kmsg vfsentinel-probe; do
+		runit_test_path "$s"
+		runit_env "$s" VFSENTINEL_CONF "$VFSENTINEL_CONF"
+		runit_env "$s" VFSENTINEL_EVENTS "$T/run/events"
+	done
+	runit_env vfsentinel-answer VFSENTINEL_STATE_FILE "$T/run/gpu-init.json"
+	runit_env vfsentinel-answer VFSENTINEL_LISTEN "unix:$SOCK"
+	runit_env vfsentinel-answer VFSENTINEL_CONSOLE "$T/console"
+	runit_env vfsentinel-kmsg VFSENTINEL_KMSG "$T/kmsg"
+	runit_env vfsentinel-kmsg VFSENTINEL_SYSFS_ROOT "$SYSFS"
+	runit_env vfsentinel-probe VFSENTINEL_NVIDIA_SMI "$T/bin/nvidia-smi"
+	runit_env vfsentinel-probe VFSENTINEL_ARGS \
+	    "--retry-interval 1 --attempt-timeout 5 --window 600"
+}
+
+# wait_long CMD...: retry CMD for up to 10 s.
+wait_long() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		"$@" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# stays_down NAME: down now and still down, never restarted, 2.5 s later.
+stays_down() {
+	runit_wait_stat "$1" down 100
+	sleep 2.5
+	[ "$(runit_stat "$1")" = down ]
+	[ -z "$(runit_pid "$1")" ]
+}
+
+ms_since() {
+	echo $(( ($(date +%s%N) - $1) / 1000000 ))
+}
+
+@test "service dirs: executable run, finish and log/run; env has CONF and PATH" {
+	for s in vfsentinel-answer vfsentinel-kmsg vfsentinel-probe; do
+		[ -x "$VFS_ROOT/sv/$s/run" ]
+		[ -x "$VFS_ROOT/sv/$s/log/run" ]
+		grep -q svlogd "$VFS_ROOT/sv/$s/log/run"
+		[ -s "$VFS_ROOT/sv/$s/env/VFSENTINEL_CONF" ]
+		[ -s "$VFS_ROOT/sv/$s/env/PATH" ]
+		sh -n "$VFS_ROOT/sv/$s/run"
+	done
+	[ -x "$VFS_ROOT/sv/vfsentinel-kmsg/finish" ]
+	[ -x "$VFS_ROOT/sv/vfsentinel-probe/finish" ]
+}
+
+@test "a kmsg failure flows to the answer; kmsg-watch settles at the end of its file" {
+	guest_services
+	runit_start
+	wait_long answer_state_is FAILED
+	run -0 answer_query
+	assert_output "{\"state\":\"FAILED\",\"failure_message\":\"${REC1#*;}\"}"
+	stays_down vfsentinel-kmsg
+	[ "$(runit_stat vfsentinel-probe)" = run ]
+	grep -q HYPEMAN-GPU-INIT-FAILED "$T/console"
+	runit_log vfsentinel-answer | grep -q '"GPU init failure detected"'
+}
+
+@test "gpu-probe success turns the state OK and the probe service stays down" {
+	guest_services
+	runit_start
+	wait_long answer_state_is FAILED
+	echo 0 >"$T/smi_rc"
+	wait_long answer_state_is OK
+	stays_down vfsentinel-probe
+	run -0 jq -r .state "$T/run/gpu-init.json"
+	assert_output OK
+}
+
+@test "killing any program is recovered within 2 s and the state survives" {
+	mkfifo "$T/kmsgfifo"
+	# Keep a writer on the kmsg FIFO so kmsg-watch runs on and on.
+	sleep 600 >"$T/kmsgfifo" 3>&- &
+	HOLD_PID=$!
+	guest_services
+	runit_env vfsentinel-kmsg VFSENTINEL_KMSG "$T/kmsgfifo"
+	runit_start
+	printf '%s\n' "$REC1" >"$T/kmsgfifo"
+	wait_long answer_state_is FAILED
+	sleep 1.2	# runsv restarts at once only after a run of 1 s
+	for s in vfsentinel-answer vfsentinel-kmsg vfsentinel-probe; do
+		old=$(runit_pid "$s")
+		[ -n "$old" ]
+		start=$(date +%s%N)
+		kill -KILL "$old"
+		runit_wait_new_pid "$s" "$old" 20
+		wait_for answer_state_is FAILED
+		elapsed=$(ms_since "$start")
+		echo "$s recovered in $elapsed ms" >&3
+		[ "$elapsed" -lt 2000 ]
+		sleep 1.2
+	done
+	# The producers feed the new vsock-answer through the same FIFO.
+	echo 0 >"$T/smi_rc"
+	wait_long answer_state_is OK
+}
+
+@test "a guest without an NVIDIA function: kmsg service settles, probe disabled settles" {
+	rm -rf "$SYSFS/sys/bus/pci/devices/0000:00:03.0"
+	guest_services
+	runit_env vfsentinel-probe VFSENTINEL_NVIDIA_SMI ""
+	runit_env vfsentinel-probe PATH "$VFS_BIN:/usr/bin:/bin"
+	runit_start
+	stays_down vfsentinel-kmsg
+	stays_down vfsentinel-probe
+	[ "$(runit_stat vfsentinel-answer)" = run ]
+	run -0 answer_query
+	assert_output '{"state":"UNKNOWN"}'
+	[ "$(runit_log vfsentinel-kmsg | grep -c '"level":"info"')" -ge 1 ]
+	runit_log vfsentinel-probe | grep -q 'GPU init probe disabled'
+}

@@ -1,0 +1,126 @@
+# runit.bash - a private runsvdir for service tests (`load lib/runit`).
+#
+# Never touches /etc/service or /etc/sv: the repository's service dirs are
+# copied under RUNIT_ROOT (runsv writes supervise/ into each), linked into
+# a scan dir of their own, and supervised by a runsvdir started for the
+# test (ecosystem.md 1). Typical use:
+#
+#	setup()    { vfs_setup; runit_setup; }
+#	teardown() { runit_teardown; }
+#	@test ... {
+#		runit_copy vfsentinel-answer vfsentinel-kmsg
+#		runit_env vfsentinel-kmsg VFSENTINEL_KMSG "$T/kmsg"
+#		runit_start
+#		runit_wait_stat vfsentinel-answer run
+#	}
+
+# runit_setup [ROOT]: chooses the directories (default $T/runit).
+runit_setup() {
+	RUNIT_ROOT=${1:-$T/runit}
+	RUNIT_SV=$RUNIT_ROOT/sv
+	RUNIT_SCAN=$RUNIT_ROOT/service
+	RUNIT_PID=
+	mkdir -p "$RUNIT_SV" "$RUNIT_SCAN"
+	export RUNIT_ROOT RUNIT_SV RUNIT_SCAN
+}
+
+# runit_copy NAME... : copies sv/NAME (from $RUNIT_SRC, default the
+# repository's sv/) into RUNIT_SV, without any stale supervise/ or logs.
+runit_copy() {
+	local src=${RUNIT_SRC:-$VFS_ROOT/sv} n
+	for n in "$@"; do
+		cp -R "$src/$n" "$RUNIT_SV/"
+		rm -rf "$RUNIT_SV/$n/supervise" "$RUNIT_SV/$n/log/supervise" \
+		    "$RUNIT_SV/$n/log/main"
+	done
+}
+
+# runit_env NAME VAR VALUE: sets VAR in the service's env/ dir (chpst -e);
+# an empty VALUE unsets VAR for the service.
+runit_env() {
+	mkdir -p "$RUNIT_SV/$1/env"
+	printf '%s\n' "$3" >"$RUNIT_SV/$1/env/$2"
+}
+
+# runit_test_path NAME...: points the services' PATH at the programs and
+# test aids under test, then the system's.
+runit_test_path() {
+	local n
+	for n in "$@"; do
+		runit_env "$n" PATH "$VFS_BIN:$VFS_BUILD/t:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+	done
+}
+
+# runit_start: links every copied service into the scan dir, starts
+# runsvdir (own session, fd 3 closed so bats does not wait for it) and
+# waits until a runsv owns each service.
+runit_start() {
+	local s
+	for s in "$RUNIT_SV"/*; do
+		ln -sfn "$s" "$RUNIT_SCAN/"
+	done
+	setsid runsvdir -P "$RUNIT_SCAN" 'log: ..........................' \
+	    </dev/null >/dev/null 2>&1 3>&- &
+	RUNIT_PID=$!
+	for s in "$RUNIT_SV"/*; do
+		wait_for sv status "$s" >/dev/null 2>&1 || return 1
+	done
+}
+
+# runit_stat NAME: "run" or "down" (from supervise/stat), or nothing.
+runit_stat() {
+	cat "$RUNIT_SV/$1/supervise/stat" 2>/dev/null
+}
+
+# runit_pid NAME: the pid of ./run's process, or nothing when down.
+runit_pid() {
+	local p
+	p=$(cat "$RUNIT_SV/$1/supervise/pid" 2>/dev/null) || return 0
+	[ "${p:-0}" != 0 ] && echo "$p"
+	return 0
+}
+
+# runit_wait_stat NAME STAT [TENTHS]: waits until NAME is in STAT
+# (default 5 s).
+runit_wait_stat() {
+	local i
+	for ((i = 0; i < ${3:-50}; i++)); do
+		[ "$(runit_stat "$1")" = "$2" ] && return 0
+		sleep 0.1
+	done
+	echo "runit: $1 is '$(runit_stat "$1")', wanted '$2'" >&2
+	return 1
+}
+
+# runit_wait_new_pid NAME OLD [TENTHS]: waits until NAME runs with a pid
+# other than OLD (default 5 s); prints the new pid.
+runit_wait_new_pid() {
+	local i p
+	for ((i = 0; i < ${3:-50}; i++)); do
+		p=$(runit_pid "$1")
+		if [ -n "$p" ] && [ "$p" != "$2" ] &&
+		    [ "$(runit_stat "$1")" = run ]; then
+			echo "$p"
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# runit_log NAME: the service's svlogd log so far.
+runit_log() {
+	cat "$RUNIT_SV/$1/log/main/current" 2>/dev/null
+}
+
+# runit_teardown: stops runsvdir (TERM leaves the runsv's running), then
+# every service and logger (TERM+CONT, KILL after 3 s) and their runsv.
+runit_teardown() {
+	[ -n "${RUNIT_SV:-}" ] || return 0
+	if [ -n "${RUNIT_PID:-}" ]; then
+		kill -TERM "$RUNIT_PID" 2>/dev/null || true
+		wait "$RUNIT_PID" 2>/dev/null || true
+	fi
+	sv -w 3 force-shutdown "$RUNIT_SV"/* >/dev/null 2>&1 || true
+	RUNIT_PID=
+}
