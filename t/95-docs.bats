@@ -105,7 +105,7 @@ man_text() {
 	    >"$T/all.conf"
 	[ "$(grep -c '^[a-z_.]* = ' "$T/all.conf")" -eq 8 ]
 	run -0 --separate-stderr vfstore -c "$T/all.conf" --data-dir "$DATA" check
-	assert_output '{"status":"ok"}'
+	[ "$(jq -r .status <<<"$output")" = ok ]
 	# And a typo in a key is refused, so the check above means something.
 	sed 's/^sentinel.interval/sentinel.intreval/' "$T/all.conf" >"$T/bad.conf"
 	run -78 --separate-stderr vfstore -c "$T/bad.conf" --data-dir "$DATA" check
