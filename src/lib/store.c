@@ -945,7 +945,7 @@ store_lock(struct store *s, bool exclusive, unsigned timeout_s)
 	if (!exclusive && access(s->lock_path, F_OK) < 0 && errno == ENOENT)
 		return 0;
 	memcpy(dir, s->dir, sizeof(dir));
-	if (exclusive && mkdir_p(dir) < 0) {
+	if (exclusive && access(dir, F_OK) < 0 && mkdir_p(dir) < 0) {
 		saved = errno;
 		snprintf(s->why, sizeof(s->why), "create %.900s: %s", s->dir,
 		    strerror(saved));

@@ -1,0 +1,56 @@
+# store.bash - helpers for the vfstore tests (load lib/store).
+
+# store_setup: call after vfs_setup. Sets HEALTH, CLAIMS and LOCK.
+store_setup() {
+	HEALTH=$DATA/gpu/vf-health.json
+	CLAIMS=$DATA/gpu/vf-claims.json
+	LOCK=$DATA/gpu/lock
+	FIX=$VFS_ROOT/t/fixtures/store
+	export HEALTH CLAIMS LOCK FIX
+}
+
+# vs ARGS...: vfstore on the test's data dir.
+vs() {
+	vfstore --data-dir "$DATA" "$@"
+}
+
+# put_health TEXT|@FIXTURE: installs a health file.
+put_health() {
+	mkdir -p "$DATA/gpu"
+	case $1 in
+	@*) cp "$FIX/${1#@}" "$HEALTH" ;;
+	*) printf '%s' "$1" >"$HEALTH" ;;
+	esac
+}
+
+# put_claims TEXT: installs a claims ledger.
+put_claims() {
+	mkdir -p "$DATA/gpu"
+	printf '%s' "$1" >"$CLAIMS"
+}
+
+# rfail VF ID AT / rok VF ID AT: one report through the CLI.
+rfail() {
+	vs report-failure --vf "$1" --instance "$2" --assigned-at "$3"
+}
+rok() {
+	vs report-success --vf "$1" --instance "$2" --assigned-at "$3"
+}
+
+# set_threshold N: writes the threshold into the test's configuration.
+set_threshold() {
+	echo "gpu.vf_quarantine_threshold = $1" >"$VFSENTINEL_CONF"
+}
+
+# quarantined VF: exit 0 if show says the VF is quarantined.
+quarantined() {
+	local out
+	out=$(vs show --vf "$1" 2>/dev/null) || return 1
+	[ "$(jq -r .quarantined <<<"$out")" = true ]
+}
+
+# tallies VF: the instance ids of the VF's failures, space separated.
+tallies() {
+	jq -r --arg vf "$1" '.records[] | select(.vf_address == $vf) |
+	    [.failures[]?.instance_id] | join(" ")' "$HEALTH"
+}
