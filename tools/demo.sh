@@ -29,7 +29,7 @@ CARD_A=0000:e3:00.0
 CARD_B=0000:e4:00.0
 PGIDS=()
 
-# shellcheck source=../t/lib/demo-host.sh
+# shellcheck source=t/lib/demo-host.sh
 . "$ROOT/t/lib/demo-host.sh"
 
 if [ -t 1 ]; then B=$'\e[1m' N=$'\e[0m'; else B='' N=''; fi
@@ -59,7 +59,7 @@ fail() {
 	printf '\ndemo: FAILED: %s\n' "$*" >&2
 	for f in "$D"/logs/*.log "$D"/vm-*/guest.log; do
 		[ -s "$f" ] || continue
-		printf -- '--- %s (last lines)\n' "${f#$D/}" >&2
+		printf -- '--- %s (last lines)\n' "${f#"$D"/}" >&2
 		tail -n 8 "$f" >&2
 	done
 	exit 1
@@ -179,13 +179,14 @@ setup_host() {
 }
 
 start_sentinel() {
+	# shellcheck disable=SC2016 # expanded by the inner shell
 	spawn bash -c 'sentinel-poll 2>>"$1/logs/sentinel.log" |
 	    vfstore apply --metrics-file "$1/metrics/vfsentinel-sentinel.prom" \
 	    >"$1/apply.out" 2>>"$1/logs/sentinel.log"' demo "$D"
 }
 
 main() {
-	local t0=$SECONDS seed check line
+	local t0=$SECONDS seed line p
 	for p in vfstore vfpick resources-report sentinel-poll kmsg-watch \
 	    gpu-probe vsock-answer; do
 		command -v "$p" >/dev/null || { echo "demo: $p not built (run make)" >&2; exit 1; }

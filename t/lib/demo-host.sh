@@ -12,7 +12,7 @@ demo_pcifn() {
 	printf '0x030200\n' >"$d/class"
 	printf '0x00\n' >"$d/revision"
 	echo 0 >"$d/irq"
-	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13; do
+	for ((i = 0; i < 13; i++)); do
 		echo "0x0000000000000000 0x0000000000000000 0x0000000000000000"
 	done >"$d/resource"
 	# config space: vendor/device little-endian, class at 0x09.

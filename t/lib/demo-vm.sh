@@ -41,6 +41,7 @@ write_nvidia_smi() {
 		    "echo \"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\"" \
 		    'exit 9'
 	else
+		# shellcheck disable=SC2016 # a script, expanded when run
 		printf '%s\n' '#!/bin/sh' '[ "$1" = -L ] || exit 2' \
 		    'echo "GPU 0: NVIDIA L40S-12Q (UUID: GRID-5f1c2a9e-8d41-4b7e-9c3a-2e6f0b7d4a11)"'
 	fi >"$dir/nvidia-smi"
