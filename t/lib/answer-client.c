@@ -11,8 +11,11 @@
  *					the reply (if any)
  *	answer-client abort PATH N	N connections that close at once and N
  *					that send half a request, then close
- *	answer-client bench PATH SECS K	K connections in flight, each one
- *					connect, request, reply, close; print
+ *	answer-client bench PATH SECS K [PREFIX]
+ *					K connections in flight, each one
+ *					connect, request, reply line, close;
+ *					replies must start with PREFIX
+ *					(default {"state":); print
  *					{"queries":N,"rate":R,"bad":B}
  *
  * Exit 0 on success, 1 when the server misbehaved (bad reply in bench),
@@ -34,6 +37,8 @@
 #include "io.h"
 
 #define REQUEST "{\"method\":\"GetGPUInitStatus\"}\n"
+
+static const char *want = "{\"state\":";
 
 static const char *sock_path;
 
@@ -207,12 +212,12 @@ slot_step(struct slot *s, struct pollfd *p)
 	n = read(s->fd, s->buf + s->got, sizeof(s->buf) - 1 - s->got);
 	if (n < 0 && errno == EAGAIN)
 		return 0;
-	if (n > 0) {
-		s->got += (size_t)n;
+	if (n <= 0)
+		return -1;
+	s->got += (size_t)n;
+	if (memchr(s->buf, '\n', s->got) == NULL)
 		return s->got < sizeof(s->buf) - 1 ? 0 : -1;
-	}
-	s->buf[s->got] = '\0';
-	return strncmp(s->buf, "{\"state\":", 9) == 0 ? 1 : -1;
+	return strncmp(s->buf, want, strlen(want)) == 0 ? 1 : -1;
 }
 
 static int
@@ -273,7 +278,9 @@ main(int argc, char **argv)
 		return cmd_flood(atoll(argv[3]));
 	if (strcmp(argv[1], "abort") == 0)
 		return cmd_abort(atoi(argv[3]));
-	if (strcmp(argv[1], "bench") == 0 && argc == 5)
+	if (strcmp(argv[1], "bench") == 0 && argc == 6)
+		want = argv[5];
+	if (strcmp(argv[1], "bench") == 0 && argc >= 5)
 		return cmd_bench(atoi(argv[3]), atoi(argv[4]));
 	fprintf(stderr, "answer-client: bad arguments\n");
 	return 2;
