@@ -10,6 +10,36 @@ setup() {
 	[ -x "$PROMTOOL" ] || skip "promtool missing: run tools/deps.sh as root"
 }
 
+teardown() {
+	[ -z "${NE_PID:-}" ] || kill "$NE_PID" 2>/dev/null || true
+}
+
+# write_textfiles DIR: the two textfiles of a small host, as the services
+# write them.
+write_textfiles() {
+	mk_host "$SYSFS" 1 2
+	local o="--data-dir $DATA --sysfs-root $SYSFS"
+	mkdir -p "$1"
+	echo '{"check":"unknown","vf_address":"0000:40:01.0","instance_id":"i-1","assigned_at":"2026-08-20T15:00:00Z"}' >"$T/checks"
+	# shellcheck disable=SC2086
+	vfstore $o apply --metrics-file "$1/vfsentinel-sentinel.prom" \
+	    <"$T/checks" >/dev/null 2>&1 || return 1
+	# shellcheck disable=SC2086
+	resources-report $o --format prometheus \
+	    --output "$1/vfsentinel-resources.prom" 2>/dev/null
+}
+
+# scrape PORT: node_exporter's /metrics body (HTTP over bash's /dev/tcp).
+scrape() {
+	local body
+	{ exec 5<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null || return 1
+	printf 'GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n' >&5
+	body=$(cat <&5)
+	exec 5<&-
+	grep -q '^node_textfile_scrape_error ' <<<"$body" || return 1
+	printf '%s\n' "$body" >"$T/scrape"
+}
+
 @test "promtool accepts share/doc/alerts.yml" {
 	run -0 "$PROMTOOL" check rules "$VFS_ROOT/share/doc/alerts.yml"
 	assert_output --partial "SUCCESS"
@@ -57,4 +87,37 @@ setup() {
 @test "a broken rule is caught (the checks can fail)" {
 	sed 's/> 0.5$/> /' "$VFS_ROOT/share/doc/alerts.yml" >"$T/bad.yml"
 	run ! "$PROMTOOL" check rules "$T/bad.yml"
+}
+
+@test "every metric and label value the alerts use is one the programs write" {
+	local name
+	write_textfiles "$T/tf"
+	cat "$T/tf"/*.prom >"$T/all.prom"
+	for name in $(grep -o 'hypeman_[a-z_]*' "$VFS_ROOT/share/doc/alerts.yml" | sort -u); do
+		grep -q "^$name[{ ]" "$T/all.prom" || fail "no program writes $name"
+	done
+	grep -q '^hypeman_resources_gpu_slots{kind="used"} ' "$T/all.prom"
+	grep -q '^hypeman_instances_vgpu_sentinel_checks_total{result="rpc_error"} ' "$T/all.prom"
+	grep -q '^hypeman_instances_vgpu_sentinel_checks_total{result="list_error"} ' "$T/all.prom"
+	grep -q '^hypeman_instances_vgpu_sentinel_checks_total{result="unknown"} 1$' "$T/all.prom"
+}
+
+@test "node_exporter serves both textfiles together without errors" {
+	local ne=$VFS_ROOT/build/tools/prometheus-node-exporter port
+	[ -x "$ne" ] || skip "node_exporter missing: run tools/deps.sh as root"
+	write_textfiles "$T/tf"
+	port=$((20000 + RANDOM % 20000))
+	"$ne" --web.listen-address="127.0.0.1:$port" \
+	    --collector.disable-defaults --collector.textfile \
+	    --collector.textfile.directory="$T/tf" >"$T/ne.log" 2>&1 3>&- &
+	NE_PID=$!
+	wait_for scrape "$port" || fail "no scrape: $(cat "$T/ne.log")"
+	run -0 grep -E '^(node_textfile_scrape_error|hypeman_resources_gpu_slots\{kind="total"\}|hypeman_instances_vgpu_sentinel_checks_total\{result="unknown"\}) ' "$T/scrape"
+	assert_line 'node_textfile_scrape_error 0'
+	assert_line 'hypeman_resources_gpu_slots{kind="total"} 2'
+	assert_line 'hypeman_instances_vgpu_sentinel_checks_total{result="unknown"} 1'
+	# The same series in both files makes node_exporter log "collected
+	# before with the same name and label values" and keep only one.
+	run grep -i 'error' "$T/ne.log"
+	assert_output ''
 }
