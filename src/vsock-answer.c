@@ -55,7 +55,7 @@
 #define POLL_FIXED 3			/* listen, events, console */
 
 static const char usage[] =
-    "usage: vsock-answer [-c FILE] [--log-level LEVEL] [--events PATH|-]\n"
+    "usage: vsock-answer [-c FILE] [--log-level LEVEL] [--events PATH | -]\n"
     "                    [--listen ENDPOINT] [--state-file PATH]\n"
     "                    [--boot-id-file PATH] [--console PATH]\n";
 
