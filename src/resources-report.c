@@ -15,6 +15,7 @@
  * 74 I/O error (VF inventory, output); 75 lock timeout; 78 configuration.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 
 #include "atomic.h"
 #include "cli.h"
+#include "io.h"
 #include "jsonl.h"
 #include "log.h"
 #include "pci.h"
@@ -48,6 +50,12 @@ struct profile_stat {
 	unsigned available;
 };
 
+struct name_cache {
+	char key[40];			/* "0x10de:0x26b9" */
+	char name[CARD_NAME_MAX];
+	bool ok;			/* libpci named it */
+};
+
 struct card_stat {
 	const char *addr;		/* borrowed from the inventory */
 	unsigned vfs;
@@ -71,6 +79,8 @@ struct run {
 	size_t nprofiles;
 	struct card_stat *cards;
 	size_t ncards;
+	struct name_cache *names;	/* one per card at most */
+	size_t nnames;
 };
 
 /* Static so that die() leaves every allocation reachable for LSan. */
@@ -241,8 +251,9 @@ tally(struct run *r)
 	size_t i;
 
 	r->cards = calloc(r->inv.n ? r->inv.n : 1, sizeof(*r->cards));
+	r->names = calloc(r->inv.n ? r->inv.n : 1, sizeof(*r->names));
 	r->profiles = calloc(count_types(&r->inv) + 1, sizeof(*r->profiles));
-	if (r->cards == NULL || r->profiles == NULL)
+	if (r->cards == NULL || r->names == NULL || r->profiles == NULL)
 		die(EX_OSERR, "out of memory", NULL);
 	for (i = 0; i < r->inv.n; i++)
 		count_vf(r, &r->inv.v[i]);
@@ -266,20 +277,58 @@ profiles_json(const struct run *r)
 	return a;
 }
 
-/* One card; the name comes from libpci and is left out if it has none. */
-static json_t *
-card_json(const struct run *r, const struct card_stat *cs)
+/* The PCI identity "VENDOR:DEVICE" of a card, from its sysfs files. */
+static int
+card_ident(const struct run *r, const char *addr, char *key, size_t len)
 {
-	char name[CARD_NAME_MAX];
+	char path[PATH_MAX], vendor[16], device[16];
+	int n;
+
+	if (sysfs_vf_path(r->conf.sysfs_root, addr, "vendor", path,
+	    sizeof(path)) == -1 || io_read_attr(path, vendor,
+	    sizeof(vendor)) == -1 || sysfs_vf_path(r->conf.sysfs_root, addr,
+	    "device", path, sizeof(path)) == -1 || io_read_attr(path, device,
+	    sizeof(device)) == -1)
+		return -1;
+	n = snprintf(key, len, "%s:%s", vendor, device);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/*
+ * The card's name from libpci, or NULL. libpci parses all of pci.ids for
+ * every lookup (milliseconds each), and a host's cards are mostly one
+ * model, so names are looked up once per vendor:device pair.
+ */
+static const char *
+card_name(struct run *r, const char *addr)
+{
+	struct name_cache *nc;
+	char key[sizeof(nc->key)];
+	size_t i;
+
+	if (addr[0] == '\0' || card_ident(r, addr, key, sizeof(key)) == -1)
+		return NULL;
+	for (i = 0; i < r->nnames; i++)
+		if (strcmp(r->names[i].key, key) == 0)
+			return r->names[i].ok ? r->names[i].name : NULL;
+	nc = &r->names[r->nnames++];
+	strcpy(nc->key, key);
+	nc->ok = pci_device_name(r->conf.sysfs_root, addr, nc->name,
+	    sizeof(nc->name)) == 0;
+	return nc->ok ? nc->name : NULL;
+}
+
+static json_t *
+card_json(struct run *r, const struct card_stat *cs)
+{
+	const char *name = card_name(r, cs->addr);
 	json_t *o;
 
 	o = json_pack("{s:s}", "address", cs->addr);
-	if (o != NULL && cs->addr[0] != '\0' &&
-	    pci_device_name(r->conf.sysfs_root, cs->addr, name,
-	    sizeof(name)) == 0)
-		json_object_set_new(o, "name", json_string(name));
 	if (o == NULL)
 		return NULL;
+	if (name != NULL)
+		json_object_set_new(o, "name", json_string(name));
 	json_object_set_new(o, "vfs", json_integer(cs->vfs));
 	json_object_set_new(o, "used", json_integer(cs->used));
 	json_object_set_new(o, "quarantined", json_integer(cs->quarantined));
@@ -287,7 +336,7 @@ card_json(const struct run *r, const struct card_stat *cs)
 }
 
 static json_t *
-report_json(const struct run *r)
+report_json(struct run *r)
 {
 	json_t *gpu, *cards;
 	size_t i;
@@ -379,7 +428,7 @@ write_out(const struct run *r, const char *text, size_t len)
 }
 
 static void
-emit_json(const struct run *r)
+emit_json(struct run *r)
 {
 	json_t *o = report_json(r);
 	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
@@ -422,6 +471,7 @@ release(struct run *r)
 	sysfs_inventory_free(&r->inv);
 	free(r->profiles);
 	free(r->cards);
+	free(r->names);
 }
 
 int

@@ -22,7 +22,7 @@
 #include "io.h"
 #include "sysfs.h"
 
-#define TYPES_MAX (256 * 1024)	/* creatable_vgpu_types is a page at most */
+#define TYPES_MAX 65536	/* creatable_vgpu_types is a page at most */
 #define FB_GIB_MAX (UINT_MAX / 1024)
 
 /* Builds SYSFS_ROOT/sys/bus/pci/devices[/vf[/rel]] without doubling '/'. */
@@ -153,18 +153,55 @@ vgpu_types_parse(const char *text, size_t len, struct vgpu_type **types,
 	return 0;
 }
 
+/*
+ * Reads a whole small file relative to dirfd into buf (NUL-terminated).
+ * Opening relative to the devices directory spares the kernel a walk of
+ * the long sysfs prefix for each of the hundreds of VF attributes.
+ */
+static int
+read_at(int dirfd, const char *rel, char *buf, size_t size, size_t *len)
+{
+	size_t got = 0, want;
+	ssize_t n = 0;
+	int fd, saved;
+
+	if ((fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	/* A short read is the end: sysfs returns an attribute whole, and
+	 * a regular file comes up short only at its end. */
+	for (;;) {
+		want = size - 1 - got;
+		if ((n = io_read(fd, buf + got, want)) <= 0)
+			break;
+		got += (size_t)n;
+		if ((size_t)n < want || got == size - 1)
+			break;
+	}
+	saved = n < 0 ? errno : got == size - 1 ? EFBIG : 0;
+	close(fd);
+	if (saved != 0) {
+		errno = saved;
+		return -1;
+	}
+	buf[got] = '\0';
+	*len = got;
+	return 0;
+}
+
 /* The basename of the VF's physfn link into card; "" when it has none. */
 static void
-read_card(const char *root, const char *vf, char *card, size_t len)
+read_card(int dirfd, const char *vf, char *card, size_t len)
 {
 	char path[PATH_MAX], target[PATH_MAX];
 	const char *base;
 	ssize_t n;
+	int rc;
 
 	card[0] = '\0';
-	if (devices_path(root, vf, "physfn", path, sizeof(path)) == -1)
+	rc = snprintf(path, sizeof(path), "%s/physfn", vf);
+	if (rc < 0 || (size_t)rc >= sizeof(path))
 		return;
-	n = readlink(path, target, sizeof(target) - 1);
+	n = readlinkat(dirfd, path, target, sizeof(target) - 1);
 	if (n <= 0)
 		return;
 	target[n] = '\0';
@@ -174,42 +211,52 @@ read_card(const char *root, const char *vf, char *card, size_t len)
 		strcpy(card, base);
 }
 
+/* Reads nvidia/current_vgpu_type of vf into *type. */
+static int
+read_current(int dirfd, const char *vf, char *buf, size_t size,
+    unsigned *type)
+{
+	size_t len;
+	int n;
+
+	n = snprintf(buf, size, "%s/nvidia/current_vgpu_type", vf);
+	if (n < 0 || (size_t)n >= size || read_at(dirfd, buf, buf, size,
+	    &len) == -1)
+		return -1;
+	while (len > 0 && isspace((unsigned char)buf[len - 1]))
+		len--;
+	return parse_uint(buf, len, type);
+}
+
 /*
- * Fills vi for one device directory entry. 1 if it is a VF (nvidia/
- * creatable_vgpu_types exists), 0 if not a VF, -1 if a VF whose files
- * could not be read.
+ * Fills vi for one device directory entry, using buf (size bytes) for
+ * the attribute text. 1 if it is a VF (nvidia/creatable_vgpu_types
+ * exists), 0 if not a VF, -1 if a VF whose files could not be read.
  */
 static int
-read_vf(const char *root, const char *name, struct vf_info *vi)
+read_vf(int dirfd, const char *name, struct vf_info *vi, char *buf,
+    size_t size)
 {
-	char path[PATH_MAX], cur[32];
-	char *text;
 	size_t len;
-	int rc;
+	int n;
 
-	if (devices_path(root, name, "nvidia/creatable_vgpu_types", path,
-	    sizeof(path)) == -1)
+	n = snprintf(buf, size, "%s/nvidia/creatable_vgpu_types", name);
+	if (n < 0 || (size_t)n >= size)
 		return -1;
-	if (access(path, F_OK) == -1)
+	if (read_at(dirfd, buf, buf, size, &len) == -1)
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
 	if (!vf_addr_valid(name) || strlen(name) >= sizeof(vi->addr))
 		return -1;
 	memset(vi, 0, sizeof(*vi));
 	strcpy(vi->addr, name);
-	if ((text = io_slurp(path, TYPES_MAX, &len)) == NULL)
+	if (vgpu_types_parse(buf, len, &vi->types, &vi->ntypes) == -1)
 		return -1;
-	rc = vgpu_types_parse(text, len, &vi->types, &vi->ntypes);
-	free(text);
-	if (rc == -1)
-		return -1;
-	if (devices_path(root, name, "nvidia/current_vgpu_type", path,
-	    sizeof(path)) == -1 || io_read_attr(path, cur, sizeof(cur)) == -1 ||
-	    parse_uint(cur, strlen(cur), &vi->current_type) == -1) {
+	if (read_current(dirfd, name, buf, size, &vi->current_type) == -1) {
 		free(vi->types);
 		vi->types = NULL;
 		return -1;
 	}
-	read_card(root, name, vi->card, sizeof(vi->card));
+	read_card(dirfd, name, vi->card, sizeof(vi->card));
 	return 1;
 }
 
@@ -237,26 +284,30 @@ inventory_grow(struct vf_inventory *inv, size_t *cap)
 }
 
 static int
-scan_devices(const char *root, DIR *d, struct vf_inventory *inv,
-    size_t *skipped)
+scan_devices(DIR *d, struct vf_inventory *inv, size_t *skipped)
 {
 	struct dirent *de;
 	struct vf_info *vi;
 	size_t cap = 0;
+	char *buf;
 	int rc;
 
+	if ((buf = malloc(TYPES_MAX)) == NULL)
+		return -1;
 	while ((errno = 0, de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.')
 			continue;
 		if ((vi = inventory_grow(inv, &cap)) == NULL)
-			return -1;
-		rc = read_vf(root, de->d_name, vi);
+			break;
+		rc = read_vf(dirfd(d), de->d_name, vi, buf, TYPES_MAX);
 		if (rc == 1)
 			inv->n++;
 		else if (rc == -1 && skipped != NULL)
 			(*skipped)++;
 	}
-	return errno != 0 ? -1 : 0;
+	rc = errno != 0 ? -1 : 0;
+	free(buf);
+	return rc;
 }
 
 int
@@ -275,7 +326,7 @@ sysfs_inventory(const char *sysfs_root, struct vf_inventory *inv,
 		return -1;
 	if ((d = opendir(path)) == NULL)
 		return errno == ENOENT ? 0 : -1;
-	rc = scan_devices(sysfs_root, d, inv, skipped);
+	rc = scan_devices(d, inv, skipped);
 	saved = errno;
 	closedir(d);
 	if (rc == -1) {
@@ -307,16 +358,17 @@ sysfs_has_vgpu_framework(const char *sysfs_root)
 	struct dirent *de;
 	bool found = false;
 	DIR *d;
+	int n;
 
 	if (devices_path(sysfs_root, NULL, NULL, path, sizeof(path)) == -1 ||
 	    (d = opendir(path)) == NULL)
 		return false;
 	while (!found && (de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.' ||
-		    devices_path(sysfs_root, de->d_name,
-		    "nvidia/creatable_vgpu_types", path, sizeof(path)) == -1)
+		n = snprintf(path, sizeof(path), "%s/nvidia/"
+		    "creatable_vgpu_types", de->d_name);
+		if (de->d_name[0] == '.' || n < 0 || (size_t)n >= sizeof(path))
 			continue;
-		found = access(path, F_OK) == 0;
+		found = faccessat(dirfd(d), path, F_OK, 0) == 0;
 	}
 	closedir(d);
 	return found;
