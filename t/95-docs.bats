@@ -44,29 +44,37 @@ man_text() {
 }
 
 @test "every option of --help is documented in the man page" {
-	local p o text
+	local p o text errs=
 	for p in $PROGS; do
-		[ -f "$MAN/$p.1" ] || fail "no man page for $p"
+		if [ ! -f "$MAN/$p.1" ]; then
+			errs+="no $p.1; "
+			continue
+		fi
 		text=$(man_text "$MAN/$p.1")
 		for o in $(help_opts "$p"); do
-			grep -qe "$o" <<<"$text" || fail "$p: $o missing from $p.1"
+			grep -qe "$o" <<<"$text" || errs+="$p.1 lacks $o; "
 		done
 	done
+	[ -z "$errs" ] || fail "$errs"
 }
 
 @test "the SYNOPSIS names only options of the usage text" {
-	local p o syn help
+	local p o syn help errs=
 	for p in $PROGS; do
-		[ -f "$MAN/$p.1" ] || fail "no man page for $p"
+		if [ ! -f "$MAN/$p.1" ]; then
+			errs+="no $p.1; "
+			continue
+		fi
 		syn=$(man_text "$MAN/$p.1" |
 		    sed -n '/^SYNOPSIS/,/^DESCRIPTION/p')
-		[ -n "$syn" ] || fail "$p.1 has no SYNOPSIS"
+		[ -n "$syn" ] || errs+="$p.1 has no SYNOPSIS; "
 		help=$(help_opts "$p")
 		for o in $(grep -o -- '--[a-z][a-z0-9-]*' <<<"$syn" | sort -u); do
 			grep -qxe "$o" <<<"$help" ||
-			    fail "$p.1 SYNOPSIS has $o, --help does not"
+			    errs+="$p.1 SYNOPSIS has $o, --help does not; "
 		done
 	done
+	[ -z "$errs" ] || fail "$errs"
 }
 
 @test "the man page names the program and its version line matches" {
