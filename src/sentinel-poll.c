@@ -1090,6 +1090,7 @@ static void
 scan(struct poller *p)
 {
 	struct targets ts = { 0 };
+	long long start = io_now_ms();
 	char why[1100];
 
 	if (targets_list(p, &ts, false, why, sizeof(why)) == -1) {
@@ -1101,6 +1102,8 @@ scan(struct poller *p)
 	else
 		vsock_scan(p, &ts);
 	flush_pending(p);
+	log_msg(LVL_DEBUG, "scan finished", "{s:I, s:I}", "targets",
+	    (json_int_t)ts.n, "ms", (json_int_t)(io_now_ms() - start));
 	targets_free(&ts);
 }
 

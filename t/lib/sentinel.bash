@@ -152,3 +152,26 @@ marker_ok() {
 hits_ge() {
 	[ "$(hits "$1")" -ge "$2" ]
 }
+
+# log_poller [ARGS...]: a long-running `sentinel-poll --source log` over
+# $TARGETS, one scan a second, output in $T/out, debug log in $T/err.
+log_poller() {
+	sentinel-poll --sysfs-root "$SYSFS" --data-dir "$DATA" \
+	    --targets "$TARGETS" --source log --interval 1 --log-level debug \
+	    "$@" >"$T/out" 2>"$T/err" 3>&- &
+	POLLER_PID=$!
+	bg_track $POLLER_PID
+	wait_for scans_ge 1
+}
+
+# scans_ge N: the poller finished at least N scans.
+scans_ge() {
+	[ "$(grep -c '"msg":"scan finished"' "$T/err")" -ge "$1" ]
+}
+
+# next_scan: waits until a whole scan ran after this call.
+next_scan() {
+	local n
+	n=$(grep -c '"msg":"scan finished"' "$T/err")
+	wait_for scans_ge $((n + 2))
+}
