@@ -4,6 +4,7 @@
 # compared with the floor of starting a program and loading the same
 # stores, `vfstore check` on the same data dir (or `jq . vf-health.json`
 # when vfstore is not built), measured interleaved in the same run.
+# Needs build/bench/placement-cputime (make test-aids).
 # Prints: "figure: VALUE (ratio X against REFERENCE ...; target ...)".
 set -eu
 
@@ -64,12 +65,13 @@ mk_stores() {
 	    vsock: "vsock:\(.key + 3):2222"}]}' >"$DATA/gpu/vf-claims.json"
 }
 
-# ms CMD...: wall milliseconds of one run (output discarded; must succeed).
+# ms CMD...: the CPU time (user + system, from wait4) of one run, in
+# hundredths of a millisecond; CPU time does not grow with the load other
+# jobs put on the machine. The command must succeed.
 ms() {
-	local t0=$EPOCHREALTIME t1
-	"$@" >/dev/null 2>&1 || { echo "bench: failed: $*" >&2; exit 1; }
-	t1=$EPOCHREALTIME
-	echo "$(((${t1/./} - ${t0/./}) / 10))" # hundredths of a millisecond
+	local us
+	us=$(placement-cputime "$@") || { echo "bench: failed: $*" >&2; exit 1; }
+	echo $((us / 10))
 }
 
 median() {
@@ -103,9 +105,9 @@ r=$(median <"$W/t.ref")
 for f in pick json prom; do
 	v=$(median <"$W/t.$f")
 	case $f in
-	pick) name="vfpick dry run, median of $RUNS" ;;
-	json) name="resources-report (JSON, libpci card names), median of $RUNS" ;;
-	prom) name="resources-report --format prometheus, median of $RUNS" ;;
+	pick) name="vfpick dry run, median CPU time of $RUNS" ;;
+	json) name="resources-report (JSON, libpci card names), median CPU time of $RUNS" ;;
+	prom) name="resources-report --format prometheus, median CPU time of $RUNS" ;;
 	esac
 	printf '%s: %s ms (ratio %s against %s %s ms measured in the same run; target <= 3x)\n' \
 	    "$name" "$v" "$(awk -v a="$v" -v b="$r" 'BEGIN { printf "%.2f", a / b }')" \
