@@ -1055,29 +1055,29 @@ set_available(struct apply *ap)
 	ap->unavailable = false;
 }
 
-/* Reloads the cache under the shared lock when the file changed. */
+/*
+ * Reloads the cache when the file changed. No lock: the file is only
+ * ever replaced by rename, so a read sees one whole version; a version
+ * replaced while it was read shows as a key change and is not kept.
+ */
 static void
 refresh_cache(struct apply *ap)
 {
 	struct store *s = &ap->c->s;
-	struct filekey k;
+	struct filekey before;
 
-	if (file_key(s->health_path, &k) == 0 && ap->cached &&
-	    key_same(&k, &ap->key) && key_trusted(&k))
+	if (file_key(s->health_path, &before) == 0 && ap->cached &&
+	    key_same(&before, &ap->key) && key_trusted(&before))
 		return;
 	health_free(&ap->cache);
 	ap->cached = false;
-	if (store_lock(s, false, ap->c->cli.lock_timeout) < 0) {
+	if (health_load(s, &ap->cache, ap->c->conf.threshold) < 0) {
 		set_unavailable(ap, s->why);
 		return;
 	}
-	if (health_load(s, &ap->cache, ap->c->conf.threshold) < 0) {
-		set_unavailable(ap, s->why);
-	} else if (file_key(s->health_path, &ap->key) == 0) {
-		ap->cached = true;
-		set_available(ap);
-	}
-	store_unlock(s);
+	set_available(ap);
+	ap->cached = file_key(s->health_path, &ap->key) == 0 &&
+	    key_same(&before, &ap->key);
 }
 
 static void __attribute__((format(printf, 2, 3)))
@@ -1172,8 +1172,12 @@ batch_from_cache(struct apply *ap)
 			it->done = true;
 			continue;
 		}
-		if (ap->unavailable || !ap->cached)
+		if (ap->unavailable)
 			continue;
+		if (!ap->cached) {
+			need = true;
+			continue;
+		}
 		it->done = it->check == CK_FAILED ?
 		    failure_noop(&ap->cache, &it->rep) :
 		    success_noop(&ap->cache, &it->rep);
@@ -1340,7 +1344,7 @@ metrics_text(const struct apply *ap, struct prom *p)
 		    check_name[k], NULL }, (double)ap->checks[k]);
 	snprintf(name, sizeof(name), "%squarantined_vfs", ns);
 	prom_family(p, name, "gauge", "VFs quarantined in the health store.");
-	prom_sample(p, name, NULL, ap->unavailable || !ap->cached ? 0 :
+	prom_sample(p, name, NULL, ap->unavailable ? 0 :
 	    (double)count_quarantined(&ap->cache));
 	snprintf(name, sizeof(name), "%svf_health_store_unavailable", ns);
 	prom_family(p, name, "gauge",
