@@ -192,7 +192,11 @@ marker_re() {
 
 @test "a failed state-file write is logged and serving continues" {
 	LD_PRELOAD=$(fault_env) FAIL_rename=0 FAIL_MATCH=state.json \
-	    answer_start
+	    vsock-answer --events "$T/ev" --listen "unix:$SOCK" \
+	    --state-file "$T/state.json" --boot-id-file "$T/boot_id" \
+	    2>>"$T/answer.log" 3>&- &
+	ANSWER_PID=$!
+	wait_for answer_query >/dev/null
 	answer_fail "$NVRM1"
 	wait_for answer_state_is FAILED
 	grep -q '"level":"error".*"write state file failed".*"step":"rename"' \
@@ -275,7 +279,7 @@ marker_re() {
 	wait "$HOLD_PID"
 	HOLD_PID=
 	run -0 jq -e '.opened == 500 and .closed == 500' "$T/hold.out"
-	[ "$(answer_hwm_kb)" -lt 8192 ]
+	answer_hwm_below 8192
 	answer_stop
 }
 
@@ -299,7 +303,7 @@ marker_re() {
 	assert_output '{"error":"bad request"}'
 	run -0 answer_query
 	assert_output '{"state":"UNKNOWN"}'
-	[ "$(answer_hwm_kb)" -lt 4096 ]
+	answer_hwm_below 4096
 	answer_stop
 }
 
