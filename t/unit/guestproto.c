@@ -6,17 +6,7 @@
 #include <string.h>
 
 #include "guestproto.h"
-
-static int tests, failures;
-
-static void
-ok(int cond, const char *name)
-{
-	tests++;
-	if (!cond)
-		failures++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", tests, name);
-}
+#include "tap.h"
 
 static int
 request(const char *line, enum guest_method *m)
@@ -210,6 +200,5 @@ main(void)
 	test_reply_parse();
 	test_marker_match();
 	test_marker_format();
-	printf("1..%d\n", tests);
-	return failures != 0;
+	return done_testing();
 }
