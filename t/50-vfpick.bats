@@ -245,8 +245,9 @@ two_vfs() {
 	two_vfs
 	claim 0000:e3:00.4 i-a
 	c=$(sha "$DATA/gpu/vf-claims.json")
-	LD_PRELOAD=$(fault_env) FAIL_rename=1 FAIL_MATCH=vf-claims \
-	    run -74 --separate-stderr pick --profile "$P12" --claim i-1 --configure
+	run -74 --separate-stderr faulty FAIL_rename=1 FAIL_MATCH=vf-claims \
+	    vfpick --sysfs-root "$SYSFS" --data-dir "$DATA" --profile "$P12" \
+	    --claim i-1 --configure
 	[ -z "$output" ]
 	[ "$(sha "$DATA/gpu/vf-claims.json")" = "$c" ]
 	[ "$(current 0000:e3:00.5)" = 0 ]
@@ -255,8 +256,9 @@ two_vfs() {
 @test "a failed write of current_vgpu_type exits 74 and removes the claim again" {
 	mk_card "$SYSFS" $E3
 	mk_vf "$SYSFS" $E3 0000:e3:00.4
-	LD_PRELOAD=$(fault_env) FAIL_write=1 FAIL_MATCH=current_vgpu_type \
-	    run -74 --separate-stderr pick --profile "$P12" --claim i-1 --configure
+	run -74 --separate-stderr faulty FAIL_write=1 \
+	    FAIL_MATCH=current_vgpu_type vfpick --sysfs-root "$SYSFS" \
+	    --data-dir "$DATA" --profile "$P12" --claim i-1 --configure
 	[ -z "$output" ]
 	[[ "$stderr" == *'cannot configure VF'* ]]
 	[ "$(jq '.claims | length' "$DATA/gpu/vf-claims.json")" -eq 0 ]

@@ -172,13 +172,15 @@ random_host() {
 	[ "$(jq .gpu.used_slots "$T/r.json")" -eq 1 ]
 	old=$(sha "$T/r.json")
 	claim 0000:e3:00.6 i-1
-	LD_PRELOAD=$(fault_env) FAIL_rename=1 FAIL_MATCH=r.json \
-	    run -74 --separate-stderr report --output "$T/r.json"
+	run -74 --separate-stderr faulty FAIL_rename=1 FAIL_MATCH=r.json \
+	    resources-report --sysfs-root "$SYSFS" --data-dir "$DATA" \
+	    --output "$T/r.json"
 	[[ "$stderr" == *'cannot write the report'* ]]
 	[ "$(sha "$T/r.json")" = "$old" ]
 	[ ! -e "$T/r.json.tmp" ]
-	LD_PRELOAD=$(fault_env) FAIL_fsync=1 FAIL_MATCH=r.json \
-	    run -74 --separate-stderr report --output "$T/r.json"
+	run -74 --separate-stderr faulty FAIL_fsync=1 FAIL_MATCH=r.json \
+	    resources-report --sysfs-root "$SYSFS" --data-dir "$DATA" \
+	    --output "$T/r.json"
 	[ "$(sha "$T/r.json")" = "$old" ]
 	run -0 --separate-stderr report --output "$T/r.json"
 	[ "$(jq .gpu.used_slots "$T/r.json")" -eq 2 ]

@@ -116,3 +116,11 @@ ne_scrape() {
 dup_series() {
 	grep -v '^#' "$1" | sed 's/ [^ ]*$//' | sort | uniq -d
 }
+
+# faulty VAR=VALUE... PROG ARGS...: runs PROG under the fault-injection
+# shim. The preload goes to PROG alone (through env's exec), never to
+# the shell's helpers: in a sanitizer run it carries libasan, which
+# would make every unsanitized helper report leaks.
+faulty() {
+	env LD_PRELOAD="$(fault_env)" "$@"
+}
