@@ -48,9 +48,9 @@
 #define PROG "vsock-answer"
 #define CLIENT_MAX 1024			/* connections open at once */
 #define CLIENT_MS 5000			/* lifetime of one connection */
-#define CLIENT_BUF0 128			/* first size of a request buffer */
-#define FAIL_MARKER_MS 30000		/* failure markers at most this often */
-#define CONSOLE_MAX (256 * 1024)	/* console bytes waiting to be written */
+#define CLIENT_BUF0 128			/* first request buffer size */
+#define FAIL_MARKER_MS 30000		/* failure markers at most so often */
+#define CONSOLE_MAX (256 * 1024)	/* console bytes waiting */
 #define SAVE_RETRY_MS 5000		/* retry a failed state-file write */
 #define POLL_FIXED 3			/* listen, events, console */
 
@@ -69,14 +69,15 @@ enum {
 
 struct client {
 	int fd;
-	long long deadline;		/* io_now_ms() after which it is dropped */
-	char *buf;			/* owned: request bytes, then reply rest */
+	long long deadline;		/* io_now_ms() when it is dropped */
+	char *buf;			/* owned: request, then reply */
 	size_t len, cap, off;
-	bool replying;			/* buf[off, len) is reply still to send */
+	bool replying;			/* buf[off, len) is still to send */
 };
 
 struct answer {
-	const char *events_path, *state_path, *boot_id_path, *console_path;
+	const char *events_path, *state_path;
+	const char *boot_id_path, *console_path;
 	char listen[PATH_MAX];
 	char boot_id[64];
 	enum guest_state state;
@@ -88,13 +89,13 @@ struct answer {
 	int listen_fd, events_fd, console_fd;
 	struct jsonl_reader events;
 	bool events_done;		/* stdin or a file reached its end */
-	char *con_buf;			/* owned: console bytes not yet written */
+	char *con_buf;			/* owned: console bytes to write */
 	size_t con_len;
 	bool fail_marked, ok_marked;
 	long long fail_marker_at;
 	struct client *clients;		/* owned array of nclients */
 	size_t nclients, max_clients;
-	struct pollfd *pfds;		/* owned, POLL_FIXED + max_clients */
+	struct pollfd *pfds;		/* owned: POLL_FIXED + max_clients */
 	unsigned long bad_events, evicted;
 	long long evict_logged_at;
 };
@@ -214,7 +215,8 @@ state_save(struct answer *a)
 	    a->message != NULL ? a->message : "");
 	text = obj != NULL ? json_dumps(obj, JSON_COMPACT) : NULL;
 	if (text != NULL) {
-		rc = atomic_write(a->state_path, text, strlen(text), 0644, &res);
+		rc = atomic_write(a->state_path, text, strlen(text), 0644,
+		    &res);
 		if (rc < 0)
 			log_msg(LVL_ERROR, "write state file failed",
 			    "{s:s, s:s, s:s}", "file", a->state_path, "step",

@@ -134,7 +134,8 @@ reply_state(const json_t *obj, const char *state, struct guest_reply *r)
 	if (m != NULL && r->state == GUEST_FAILED)
 		msg = json_string_value(m);
 	if (strlen(msg) > GUEST_MESSAGE_MAX)
-		return reply_error(r, "bad reply: failure_message too long", "");
+		return reply_error(r, "bad reply: failure_message too long",
+		    "");
 	r->kind = GUEST_REPLY_STATE;
 	memcpy(r->message, msg, strlen(msg) + 1);
 	return 0;

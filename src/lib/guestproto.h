@@ -23,7 +23,7 @@
 #include <time.h>
 
 #define GUEST_METHOD_STATUS_NAME "GetGPUInitStatus"
-#define GUEST_REQUEST_MAX 4096		/* longest request, newline excluded */
+#define GUEST_REQUEST_MAX 4096		/* longest request, without '\n' */
 #define GUEST_MESSAGE_MAX 8192		/* longest failure message kept */
 /* Longest reply line: a message of control bytes escapes to 6x its size. */
 #define GUEST_REPLY_MAX (6 * GUEST_MESSAGE_MAX + 64)
@@ -41,7 +41,7 @@ enum guest_state {
 
 enum guest_method {
 	GUEST_METHOD_STATUS,		/* GetGPUInitStatus */
-	GUEST_METHOD_UNSUPPORTED	/* a well-formed request for another method */
+	GUEST_METHOD_UNSUPPORTED	/* a good request for another method */
 };
 
 /* "UNKNOWN", "OK", "FAILED" (static). */
@@ -55,7 +55,8 @@ int guest_state_parse(const char *s, enum guest_state *st);
  * request: longer than GUEST_REQUEST_MAX, not one JSON object, or without
  * a string "method" member.
  */
-int guest_request_parse(const char *line, size_t len, enum guest_method *method);
+int guest_request_parse(const char *line, size_t len,
+    enum guest_method *method);
 
 /*
  * Formats the reply line for a state into buf, with a trailing '\n' and a

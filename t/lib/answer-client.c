@@ -201,8 +201,8 @@ slot_step(struct slot *s, struct pollfd *p)
 	if (s->fd < 0)
 		return -1;
 	if (s->sent < sizeof(REQUEST) - 1) {
-		n = send(s->fd, REQUEST + s->sent, sizeof(REQUEST) - 1 - s->sent,
-		    MSG_NOSIGNAL);
+		n = send(s->fd, REQUEST + s->sent,
+		    sizeof(REQUEST) - 1 - s->sent, MSG_NOSIGNAL);
 		s->sent += n > 0 ? (size_t)n : 0;
 		if (n < 0 && errno != EAGAIN)
 			return -1;

@@ -78,7 +78,8 @@ test_reply_parse(void)
 	    r.kind == GUEST_REPLY_STATE && r.state == GUEST_UNKNOWN,
 	    "UNKNOWN parses");
 	ok(reply("{\"state\":\"FAILED\",\"failure_message\":\"NVRM: x\"}", &r)
-	    == 0 && r.state == GUEST_FAILED && strcmp(r.message, "NVRM: x") == 0,
+	    == 0 && r.state == GUEST_FAILED &&
+	    strcmp(r.message, "NVRM: x") == 0,
 	    "FAILED parses with message");
 	ok(reply("{\"state\":\"FAILED\"}", &r) == 0 && r.message[0] == '\0',
 	    "FAILED without message has empty message");
@@ -149,7 +150,8 @@ test_marker_match(void)
 	ok(match(PFX "FAILED ts=x nvrm=\"GPU RmInitAdapter failed!\"\n",
 	    &t, &n) == GUEST_MARKER_NONE, "message without NVRM: prefix");
 	ok(match(PFX "FAILED ts=x nvrm=\"NVRM: RmInitAdapter failed! \\\" \"\n",
-	    &t, &n) == GUEST_MARKER_NONE, "quote inside message does not match");
+	    &t, &n) == GUEST_MARKER_NONE,
+	    "quote inside message does not match");
 	ok(match(PFX "FAILED ts= nvrm=\"" MSG "\"\n", &t, &n) ==
 	    GUEST_MARKER_NONE, "empty ts does not match");
 	ok(match(PFX "FAILED ts=a\tb nvrm=\"" MSG "\"\n", &t, &n) ==
