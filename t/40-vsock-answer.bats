@@ -341,3 +341,25 @@ marker_re() {
 	answer_stop
 	grep -q '"msg":"stopping"' "$T/answer.log"
 }
+
+@test "vsock:PORT listens on AF_VSOCK (where the kernel has a transport)" {
+	[ -e /dev/vsock ] || skip "no vsock transport"
+	vsock-answer --events "$T/ev" --listen vsock:52222 \
+	    --state-file "$T/state.json" --boot-id-file "$T/boot_id" \
+	    2>>"$T/answer.log" 3>&- &
+	ANSWER_PID=$!
+	wait_for grep -q '"msg":"listening","endpoint":"vsock:52222"' \
+	    "$T/answer.log"
+	kill -0 "$ANSWER_PID"
+	answer_stop
+}
+
+@test "the default endpoint is vsock on guest.vsock_port" {
+	[ -e /dev/vsock ] || skip "no vsock transport"
+	echo 'guest.vsock_port = 52223' >"$VFSENTINEL_CONF"
+	vsock-answer --events "$T/ev" --state-file "$T/state.json" \
+	    --boot-id-file "$T/boot_id" 2>>"$T/answer.log" 3>&- &
+	ANSWER_PID=$!
+	wait_for grep -q '"endpoint":"vsock:52223"' "$T/answer.log"
+	answer_stop
+}
