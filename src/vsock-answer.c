@@ -425,11 +425,13 @@ events_read(struct answer *a)
 	ssize_t n;
 	size_t len;
 	char *line;
+	int err;
 
 	n = jsonl_fill(&a->events);
-	if (n < 0 && errno != EAGAIN && errno != EINTR)
+	err = n < 0 && errno != EAGAIN && errno != EINTR ? errno : 0;
+	if (err != 0)
 		log_msg(LVL_ERROR, "read events failed", "{s:s}", "error",
-		    strerror(errno));
+		    strerror(err));
 	while ((st = jsonl_next(&a->events, &line, &len)) != JSONL_NEED &&
 	    st != JSONL_END) {
 		if (st == JSONL_TOO_LONG)
@@ -437,7 +439,7 @@ events_read(struct answer *a)
 		else
 			handle_event(a, line, len);
 	}
-	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+	if (n == 0 || err != 0) {
 		a->events_done = true;
 		log_msg(LVL_INFO, "end of event input; still serving",
 		    "{s:s}", "state", guest_state_name(a->state));
