@@ -168,8 +168,9 @@ failures_drop(struct vf_record *r, size_t n)
 		free(r->failures[j].instance_id);
 		free(r->failures[j].assigned_at);
 	}
-	memmove(r->failures, r->failures + n,
-	    (r->nfailures - n) * sizeof(*r->failures));
+	if (r->nfailures > n)
+		memmove(r->failures, r->failures + n,
+		    (r->nfailures - n) * sizeof(*r->failures));
 	r->nfailures -= n;
 	if (r->nfailures == 0) {
 		free(r->failures);
