@@ -67,12 +67,22 @@ enum {
 	OPT_CONSOLE
 };
 
+/* A reply line, shared by every client sending it, freed with its last
+ * user: a state change never waits for slow readers of the old reply. */
+struct reply {
+	unsigned refs;
+	size_t len;
+	char line[];
+};
+
 struct client {
 	int fd;
 	long long deadline;		/* io_now_ms() when it is dropped */
-	char *buf;			/* owned: request, then reply */
-	size_t len, cap, off;
-	bool replying;			/* buf[off, len) is still to send */
+	char *buf;			/* owned: the request so far */
+	size_t len, cap;
+	struct reply *out;		/* a reference, once replying */
+	size_t off;			/* out->line[off, len) is to send */
+	bool replying;
 };
 
 struct answer {
@@ -82,8 +92,8 @@ struct answer {
 	char boot_id[64];
 	enum guest_state state;
 	char *message;			/* owned, FAILED only */
-	char *reply;			/* owned: the reply line for state */
-	size_t reply_len;
+	struct reply *reply;		/* a reference: the reply for state */
+	struct reply *bad, *unsupported;	/* error replies */
 	bool save_pending;
 	long long save_at;
 	int listen_fd, events_fd, console_fd;
@@ -160,23 +170,42 @@ parse_args(struct answer *a, int argc, char **argv)
 		    conf.vsock_port);
 }
 
+/* A new reply (one reference): the error line for err if not NULL, else
+ * the line for state st with message msg. */
+static struct reply *
+reply_new(enum guest_state st, const char *msg, const char *err)
+{
+	size_t cap = 64 + (msg != NULL ? 6 * strlen(msg) : 0);
+	struct reply *r = malloc(sizeof(*r) + cap);
+	int n;
+
+	if (r == NULL)
+		die(EX_OSERR, "out of memory", NULL);
+	if (err != NULL)
+		n = guest_error_format(err, r->line, cap);
+	else
+		n = guest_reply_format(st, msg, r->line, cap);
+	if (n < 0)
+		die(EX_SOFTWARE, "cannot format reply", "{s:s}", "error",
+		    strerror(errno));
+	r->refs = 1;
+	r->len = (size_t)n;
+	return r;
+}
+
+static void
+reply_put(struct reply *r)
+{
+	if (r != NULL && --r->refs == 0)
+		free(r);
+}
+
 /* Rebuilds the reply line for the current state. */
 static void
 reply_update(struct answer *a)
 {
-	size_t cap = 64 + (a->message != NULL ? 6 * strlen(a->message) : 0);
-	char *buf = malloc(cap);
-	int n;
-
-	if (buf == NULL)
-		die(EX_OSERR, "out of memory", NULL);
-	n = guest_reply_format(a->state, a->message, buf, cap);
-	if (n < 0)
-		die(EX_SOFTWARE, "cannot format reply", "{s:s}", "error",
-		    strerror(errno));
-	free(a->reply);
-	a->reply = buf;
-	a->reply_len = (size_t)n;
+	reply_put(a->reply);
+	a->reply = reply_new(a->state, a->message, NULL);
 }
 
 /* Sets the failure message (NULL clears), cut to GUEST_MESSAGE_MAX bytes
@@ -562,6 +591,7 @@ client_close(struct answer *a, size_t i)
 {
 	close(a->clients[i].fd);
 	free(a->clients[i].buf);
+	reply_put(a->clients[i].out);
 	a->clients[i] = a->clients[--a->nclients];
 }
 
@@ -572,11 +602,12 @@ client_send(struct answer *a, size_t i)
 	struct client *c = &a->clients[i];
 	ssize_t n;
 
-	n = send(c->fd, c->buf + c->off, c->len - c->off,
+	n = send(c->fd, c->out->line + c->off, c->out->len - c->off,
 	    MSG_NOSIGNAL | MSG_DONTWAIT);
 	if (n > 0)
 		c->off += (size_t)n;
-	if (c->off == c->len || (n < 0 && errno != EAGAIN && errno != EINTR))
+	if (c->off == c->out->len ||
+	    (n < 0 && errno != EAGAIN && errno != EINTR))
 		client_close(a, i);
 }
 
@@ -586,28 +617,18 @@ client_answer(struct answer *a, size_t i, size_t len)
 {
 	struct client *c = &a->clients[i];
 	enum guest_method m = GUEST_METHOD_UNSUPPORTED;
-	const char *out = a->reply, *why = NULL;
-	size_t n = a->reply_len;
-	char line[64];
+	struct reply *r = a->reply;
 
 	if (len > 0 && c->buf[len - 1] == '\r')
 		len--;
 	if (guest_request_parse(c->buf, len, &m) < 0)
-		why = GUEST_ERR_BAD_REQUEST;
+		r = a->bad;
 	else if (m == GUEST_METHOD_UNSUPPORTED)
-		why = GUEST_ERR_UNSUPPORTED;
-	if (why != NULL) {
-		n = (size_t)guest_error_format(why, line, sizeof(line));
-		out = line;
-	}
+		r = a->unsupported;
 	free(c->buf);
-	c->buf = malloc(n);
-	if (c->buf == NULL) {
-		client_close(a, i);
-		return;
-	}
-	memcpy(c->buf, out, n);
-	c->len = n;
+	c->buf = NULL;
+	r->refs++;
+	c->out = r;
 	c->off = 0;
 	c->replying = true;
 	client_send(a, i);
@@ -790,7 +811,9 @@ answer_release(struct answer *a)
 	free(a->pfds);
 	free(a->con_buf);
 	free(a->message);
-	free(a->reply);
+	reply_put(a->reply);
+	reply_put(a->bad);
+	reply_put(a->unsupported);
 }
 
 int
@@ -812,6 +835,8 @@ main(int argc, char **argv)
 	limits_set(&a);
 	state_load(&a);
 	reply_update(&a);
+	a.bad = reply_new(GUEST_UNKNOWN, NULL, GUEST_ERR_BAD_REQUEST);
+	a.unsupported = reply_new(GUEST_UNKNOWN, NULL, GUEST_ERR_UNSUPPORTED);
 	events_open(&a);
 	console_open(&a);
 	listen_open(&a);
