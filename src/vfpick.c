@@ -16,6 +16,7 @@
  * writing current_vgpu_type, stdout); 75 lock timeout; 78 configuration.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -563,6 +564,21 @@ persist_claim(struct run *r, const struct vf_info *vi)
 	return claims_find_instance(&r->claims, r->instance);
 }
 
+/* The VF's nvidia/current_vgpu_type now; 0 when unreadable. */
+static unsigned
+current_type(const struct run *r, const char *vf)
+{
+	char path[PATH_MAX], buf[32];
+	unsigned id;
+
+	if (sysfs_vf_path(r->conf.sysfs_root, vf, "nvidia/current_vgpu_type",
+	    path, sizeof(path)) == -1 || io_read_attr(path, buf,
+	    sizeof(buf)) == -1 || conf_parse_uint(buf, 0, 4294967295u,
+	    &id) == -1)
+		return 0;
+	return id;
+}
+
 static noreturn void
 configure_fail(struct run *r, int code, const char *msg, const char *vf,
     const char *err)
@@ -580,8 +596,10 @@ configure_fail(struct run *r, int code, const char *msg, const char *vf,
 /*
  * Writes the claim's type id to current_vgpu_type and reads it back. The
  * health store is re-read first, under the same lock, so a VF
- * quarantined since the claim was made is refused. On failure the claim
- * is removed again.
+ * quarantined since the claim was made is refused. A VF that already
+ * holds the type (a retried configure, a reused dirty VF) is left alone:
+ * the driver takes a new type only on a free VF. On failure the claim is
+ * removed again.
  */
 static void
 configure(struct run *r, const struct claim *cl)
@@ -602,6 +620,11 @@ configure(struct run *r, const struct claim *cl)
 		snprintf(msg, sizeof(msg), "vendor VFIO vGPU on VF %s is "
 		    "quarantined", vf);
 		configure_fail(r, EXIT_NO, msg, vf, "quarantined");
+	}
+	if (current_type(r, vf) == id) {
+		log_msg(LVL_INFO, "VF already holds the type", "{s:s, s:i}",
+		    "vf", vf, "type_id", (int)id);
+		return;
 	}
 	if (sysfs_set_vgpu_type(r->conf.sysfs_root, vf, id) == -1)
 		configure_fail(r, EX_IOERR, "cannot configure VF", vf,

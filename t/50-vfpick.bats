@@ -207,6 +207,27 @@ two_vfs() {
 	[ "$(jq .gpu.used_slots <<<"$output")" -eq 1 ]
 }
 
+@test "a retried --configure returns the same claim and leaves a configured VF alone" {
+	two_vfs
+	first=$(pick --profile "$P12" --claim i-1 --configure 2>/dev/null)
+	vf=$(jq -r .vf_address <<<"$first")
+	[ "$(current "$vf")" = 1160 ]
+	# Every write to current_vgpu_type would fail: none may happen.
+	run -0 --separate-stderr faulty FAIL_write=0 FAIL_MATCH=current_vgpu_type \
+	    vfpick --sysfs-root "$SYSFS" --data-dir "$DATA" --profile "$P12" \
+	    --claim i-1 --configure
+	assert_output "$first"
+	# A reused dirty VF that holds the type is not written either.
+	if [ "$vf" = 0000:e3:00.4 ]; then other=0000:e3:00.5; else other=0000:e3:00.4; fi
+	claim "$other" i-a
+	mk_vf "$SYSFS" $E3 0000:e3:00.6 1160
+	run -0 --separate-stderr faulty FAIL_write=0 FAIL_MATCH=current_vgpu_type \
+	    vfpick --sysfs-root "$SYSFS" --data-dir "$DATA" --profile "$P12" \
+	    --claim i-2 --configure
+	[ "$(jq -r .vf_address <<<"$output")" = 0000:e3:00.6 ]
+	[ "$(current 0000:e3:00.6)" = 1160 ]
+}
+
 @test "--configure re-checks the quarantine: a claimed VF quarantined since is refused and unclaimed" {
 	mk_card "$SYSFS" $E3
 	mk_vf "$SYSFS" $E3 0000:e3:00.4
@@ -344,4 +365,23 @@ two_vfs() {
 	run -0 --separate-stderr vfstore --data-dir "$DATA" quarantine --vf 0000:e3:00.5 --reason test
 	run picks 10 --profile "$P12"
 	[ "$(sort -u <<<"$output")" = 0000:e3:00.4 ]
+}
+
+@test "SIGTERM while waiting for the lock: the claim is still finished, exit 0" {
+	two_vfs
+	mkdir -p "$DATA/gpu"
+	flock "$DATA/gpu/lock" sleep 1.5 3>&- &
+	holder=$!
+	sleep 0.3
+	vfpick --sysfs-root "$SYSFS" --data-dir "$DATA" --profile "$P12" \
+	    --claim i-1 >"$T/out" 2>"$T/err" 3>&- &
+	p=$!
+	sleep 0.3
+	kill -TERM "$p"
+	rc=0
+	wait "$p" || rc=$?
+	wait "$holder" || true
+	[ "$rc" -eq 0 ]
+	[ "$(jq -r .instance_id "$T/out")" = i-1 ]
+	[ "$(jq -r '.claims[0].vf_address' "$DATA/gpu/vf-claims.json")" = "$(jq -r .vf_address "$T/out")" ]
 }

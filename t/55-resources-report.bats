@@ -229,3 +229,20 @@ random_host() {
 	[ -e "$T/svc/log/main/current" ]
 	[ ! -e "$T/tf/vfsentinel-resources.prom.tmp" ]
 }
+
+@test "SIGTERM while waiting for the lock: the report is still written, exit 0" {
+	upstream_host
+	flock "$DATA/gpu/lock" sleep 1.5 3>&- &
+	holder=$!
+	sleep 0.3
+	resources-report --sysfs-root "$SYSFS" --data-dir "$DATA" \
+	    --format prometheus --output "$T/tf/r.prom" 2>"$T/err" 3>&- &
+	p=$!
+	sleep 0.3
+	kill -TERM "$p"
+	rc=0
+	wait "$p" || rc=$?
+	wait "$holder" || true
+	[ "$rc" -eq 0 ]
+	grep -qx 'hypeman_resources_gpu_slots{kind="total"} 3' "$T/tf/r.prom"
+}
