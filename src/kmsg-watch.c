@@ -1,0 +1,419 @@
+/*
+ * kmsg-watch - report NVIDIA driver init failures from the kernel log
+ * (SPEC.md 3.1).
+ *
+ * Input: /dev/kmsg (or --kmsg FILE). On the character device one read(2)
+ * returns one record; a regular file or FIFO holds one record per line
+ * and ends the run at its end. Output, one line per kernel-facility
+ * record whose message starts "NVRM:" and holds "RmInitAdapter failed!":
+ *
+ *	{"event":"gpu_init_failed","seq":N,"ts_usec":N,"message":"NVRM: ..."}
+ *
+ * The first open replays the whole ring buffer, so a failure logged before
+ * the watcher started is still caught; every reopen seeks to the end so
+ * old records are not reported twice. EPIPE means records were
+ * overwritten before they were read: the scan goes on with the same
+ * descriptor. Any other read error closes the device and reopens it after
+ * --reopen-delay seconds; an open failure is retried every --open-retry
+ * seconds.
+ *
+ * Exit: 0 at the end of a file or FIFO, on SIGTERM/SIGINT, or at once
+ * when the guest has no NVIDIA PCI function; 64 usage; 71 out of memory;
+ * 74 stdout write error, stdout reader gone, or an unreadable PCI tree;
+ * 78 configuration.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "conf.h"
+#include "io.h"
+#include "jsonl.h"
+#include "kmsg.h"
+#include "log.h"
+#include "pci.h"
+
+#define PROG "kmsg-watch"
+#define WAKE_MS 500		/* bound on noticing a signal that raced poll */
+
+static const char usage[] =
+    "usage: kmsg-watch [-c FILE] [--sysfs-root DIR] [--log-level LEVEL]\n"
+    "                  [--kmsg FILE] [--no-pci-check] [--open-retry S]\n"
+    "                  [--reopen-delay S]\n";
+
+enum {
+	OPT_KMSG = CLI_OPT_FIRST_FREE,
+	OPT_NO_PCI_CHECK,
+	OPT_OPEN_RETRY,
+	OPT_REOPEN_DELAY
+};
+
+enum stop {
+	RUNNING,
+	STOP_SIGNAL,		/* SIGTERM or SIGINT: exit 0 */
+	STOP_PEER,		/* stdout reader gone: exit 74 */
+	STOP_OUTPUT,		/* write to stdout failed: exit 74 */
+	STOP_MEMORY		/* exit 71 */
+};
+
+struct watch {
+	const char *path;
+	bool pci_check;
+	unsigned open_retry;
+	unsigned reopen_delay;
+	int fd;
+	bool opened_once;
+	enum stop stop;
+	int stop_errno;
+	struct kmsg_reader r;
+};
+
+static volatile sig_atomic_t got_signal;
+
+static void
+on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+static void
+install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;	/* no SA_RESTART: poll returns EINTR */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);	/* a write to a gone reader is EPIPE */
+}
+
+/*
+ * Waits up to ms for fd to be readable (fd -1: just waits), watching
+ * stdout for its reader going away. Returns 1 readable, 0 timeout, -1
+ * when the watch must stop (w->stop says why).
+ */
+static int
+watch_wait(struct watch *w, int fd, int ms)
+{
+	struct pollfd p[2] = {
+		{ .fd = STDOUT_FILENO, .events = 0 },
+		{ .fd = fd, .events = POLLIN }
+	};
+	int n;
+
+	if (got_signal)
+		w->stop = STOP_SIGNAL;
+	if (w->stop != RUNNING)
+		return -1;
+	n = poll(p, fd < 0 ? 1 : 2, ms);
+	if (n < 0 && !got_signal)
+		return 0;
+	if (n > 0 && p[0].revents & (POLLERR | POLLHUP | POLLNVAL)) {
+		w->stop = STOP_PEER;
+		return -1;
+	}
+	if (got_signal)
+		w->stop = STOP_SIGNAL;
+	if (w->stop != RUNNING)
+		return -1;
+	return fd >= 0 && p[1].revents != 0;
+}
+
+/* Sleeps s seconds unless the watch must stop. 0 or -1. */
+static int
+watch_nap(struct watch *w, unsigned s)
+{
+	long long end = io_now_ms() + (long long)s * 1000;
+	long long left;
+
+	while ((left = end - io_now_ms()) > 0)
+		if (watch_wait(w, -1, left > WAKE_MS ? WAKE_MS : (int)left) < 0)
+			return -1;
+	return w->stop == RUNNING ? 0 : -1;
+}
+
+/*
+ * The reader's seam. The descriptor is non-blocking and is read only
+ * after poll reports it: a FIFO with no writer yet reads as EOF, while
+ * poll reports POLLHUP only once a writer has come and gone.
+ */
+static ssize_t
+watch_read(void *ctx, void *buf, size_t len)
+{
+	struct watch *w = ctx;
+	ssize_t n;
+	int ready;
+
+	for (;;) {
+		ready = watch_wait(w, w->fd, WAKE_MS);
+		if (ready < 0) {
+			errno = ECANCELED;
+			return -1;
+		}
+		if (ready == 0)
+			continue;
+		n = read(w->fd, buf, len);
+		if (n >= 0 || (errno != EAGAIN && errno != EINTR))
+			return n;
+	}
+}
+
+/* A JSON string of the message; bytes that are not UTF-8 (possible in a
+ * recording, never from the kernel, which escapes them) become '?'. */
+static json_t *
+message_string(const char *s, size_t n)
+{
+	json_t *j;
+	char *copy;
+	size_t i;
+
+	j = json_stringn(s, n);
+	if (j != NULL)
+		return j;
+	copy = malloc(n + 1);
+	if (copy == NULL)
+		return NULL;
+	for (i = 0; i < n; i++)
+		copy[i] = (unsigned char)s[i] < 0x80 && s[i] != '\0' ?
+		    s[i] : '?';
+	j = json_stringn(copy, n);
+	free(copy);
+	return j;
+}
+
+static int
+watch_emit(void *ctx, const struct kmsg_record *rec)
+{
+	struct watch *w = ctx;
+	json_t *ev;
+	int rc;
+
+	ev = json_pack("{s:s, s:I, s:I, s:o?}", "event", "gpu_init_failed",
+	    "seq", (json_int_t)rec->seq, "ts_usec", (json_int_t)rec->ts_usec,
+	    "message", message_string(rec->msg, rec->msglen));
+	if (ev == NULL || json_object_get(ev, "message") == NULL) {
+		json_decref(ev);
+		w->stop = STOP_MEMORY;
+		return -1;
+	}
+	rc = jsonl_write(stdout, ev);
+	json_decref(ev);
+	if (rc < 0) {
+		w->stop = STOP_OUTPUT;
+		w->stop_errno = errno;
+	}
+	return rc;
+}
+
+static void
+watch_note(void *ctx, enum kmsg_note what, unsigned long long n)
+{
+	(void)ctx;
+	if (what == KMSG_NOTE_OVERRUN && n > 0)
+		log_msg(LVL_WARN, "kmsg records overwritten before they were "
+		    "read", "{s:I}", "lost", (json_int_t)n);
+	else if (what == KMSG_NOTE_OVERRUN)
+		log_msg(LVL_WARN, "kmsg records overwritten before they were "
+		    "read", "{s:s}", "lost", "unknown");
+	else
+		log_msg(LVL_WARN, "skipped an over-long kmsg line", "{s:I}",
+		    "bytes", (json_int_t)n);
+}
+
+/* Opens the input; the first open replays, later ones seek to the end. */
+static int
+watch_open(struct watch *w)
+{
+	struct stat st;
+
+	w->fd = open(w->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (w->fd < 0 || fstat(w->fd, &st) < 0) {
+		log_msg(LVL_ERROR, "cannot open kmsg (retrying)", "{s:s, s:s, "
+		    "s:i}", "path", w->path, "error", strerror(errno),
+		    "retry_s", (int)w->open_retry);
+		if (w->fd >= 0)
+			close(w->fd);
+		w->fd = -1;
+		return -1;
+	}
+	if (w->opened_once && lseek(w->fd, 0, SEEK_END) < 0)
+		log_msg(LVL_WARN, "cannot seek kmsg to end (may re-report old "
+		    "records)", "{s:s, s:s}", "path", w->path, "error",
+		    strerror(errno));
+	w->opened_once = true;
+	if (w->r.buf != NULL && w->r.lines == !S_ISCHR(st.st_mode)) {
+		kmsg_reader_reset(&w->r);	/* keeps the counters */
+		return 0;
+	}
+	kmsg_reader_release(&w->r);
+	if (kmsg_reader_init(&w->r, !S_ISCHR(st.st_mode)) < 0) {
+		w->stop = STOP_MEMORY;
+		return -1;
+	}
+	return 0;
+}
+
+/* Reads until the input ends (1), fails (0: reopen) or the watch stops
+ * (-1). */
+static int
+watch_scan(struct watch *w)
+{
+	int rc;
+
+	while ((rc = kmsg_step(&w->r)) > 0)
+		;
+	if (rc < 0 && w->stop != RUNNING)
+		return -1;
+	if (rc == 0 && w->r.lines)
+		return 1;
+	log_msg(LVL_WARN, "read kmsg failed (reopening)", "{s:s, s:s, s:i}",
+	    "path", w->path, "error", rc < 0 ? strerror(errno) :
+	    "end of input", "delay_s", (int)w->reopen_delay);
+	return 0;
+}
+
+static int
+watch_run(struct watch *w)
+{
+	int rc = 0;
+
+	while (w->stop == RUNNING) {
+		if (watch_open(w) < 0) {
+			if (w->stop == RUNNING)
+				watch_nap(w, w->open_retry);
+			continue;
+		}
+		rc = watch_scan(w);
+		close(w->fd);
+		w->fd = -1;
+		if (rc != 0)
+			break;
+		watch_nap(w, w->reopen_delay);
+	}
+	return rc;
+}
+
+static noreturn void
+bad_option(const struct cli *cli, const char *arg)
+{
+	char msg[256];
+
+	snprintf(msg, sizeof(msg), "unknown option or missing argument: %s",
+	    arg);
+	cli_usage_error(cli, msg);
+}
+
+static void
+parse_args(int argc, char **argv, struct watch *w, struct conf *conf)
+{
+	static const struct option opts[] = {
+		CLI_COMMON_OPTIONS,
+		{ "kmsg", required_argument, NULL, OPT_KMSG },
+		{ "no-pci-check", no_argument, NULL, OPT_NO_PCI_CHECK },
+		{ "open-retry", required_argument, NULL, OPT_OPEN_RETRY },
+		{ "reopen-delay", required_argument, NULL, OPT_REOPEN_DELAY },
+		{ 0 }
+	};
+	struct cli cli;
+	int c;
+
+	cli_init(&cli, usage);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
+		if (cli_option(&cli, c, optarg))
+			continue;
+		if (c == OPT_KMSG)
+			w->path = optarg;
+		else if (c == OPT_NO_PCI_CHECK)
+			w->pci_check = false;
+		else if (c == OPT_OPEN_RETRY)
+			w->open_retry = cli_uint(&cli, "--open-retry", optarg,
+			    1, 86400);
+		else if (c == OPT_REOPEN_DELAY)
+			w->reopen_delay = cli_uint(&cli, "--reopen-delay",
+			    optarg, 0, 86400);
+		else
+			bad_option(&cli, argv[optind - 1]);
+	}
+	if (optind != argc)
+		cli_usage_error(&cli, "unexpected argument");
+	cli_finish(&cli, conf);
+}
+
+/* True when the watch is needed: the guest has an NVIDIA function. */
+static bool
+have_nvidia(const struct conf *conf)
+{
+	char why[512] = "";
+	int rc;
+
+	rc = pci_has_nvidia(conf->sysfs_root, why, sizeof(why));
+	if (rc < 0)
+		die(EX_IOERR, "cannot scan PCI functions", "{s:s, s:s}",
+		    "sysfs_root", conf->sysfs_root, "error", why);
+	if (rc == 0)
+		log_msg(LVL_INFO, "no NVIDIA PCI function; GPU init watch not "
+		    "needed", "{s:s}", "sysfs_root", conf->sysfs_root);
+	return rc == 1;
+}
+
+static int
+exit_code(const struct watch *w)
+{
+	if (w->stop == STOP_PEER)
+		log_msg(LVL_WARN, "stdout reader gone", NULL);
+	if (w->stop == STOP_OUTPUT)
+		log_msg(LVL_ERROR, "write stdout failed", "{s:s}", "error",
+		    strerror(w->stop_errno));
+	if (w->stop == STOP_MEMORY)
+		log_msg(LVL_ERROR, "out of memory", NULL);
+	log_msg(LVL_INFO, "kmsg watch ended", "{s:I, s:I, s:I, s:I}",
+	    "matched", (json_int_t)w->r.stats.matched,
+	    "overruns", (json_int_t)w->r.stats.overruns,
+	    "lost", (json_int_t)w->r.stats.lost,
+	    "overlong", (json_int_t)w->r.stats.overlong);
+	if (w->stop == STOP_MEMORY)
+		return EX_OSERR;
+	return w->stop == STOP_PEER || w->stop == STOP_OUTPUT ? EX_IOERR : 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct watch w = {
+		.path = "/dev/kmsg", .pci_check = true, .open_retry = 60,
+		.reopen_delay = 5, .fd = -1,
+		.r = { .read = watch_read, .emit = watch_emit,
+		    .note = watch_note }
+	};
+	struct conf conf;
+	int code;
+
+	log_init(PROG);
+	parse_args(argc, argv, &w, &conf);
+	if (w.pci_check && !have_nvidia(&conf)) {
+		cli_close_stdout();
+		return 0;
+	}
+	w.r.ctx = &w;
+	install_signals();
+	watch_run(&w);
+	code = exit_code(&w);
+	kmsg_reader_release(&w.r);
+	if (code == EX_IOERR)
+		fclose(stdout);		/* already failed; nothing to flush */
+	else
+		cli_close_stdout();
+	return code;
+}

@@ -1,0 +1,269 @@
+/*
+ * pci.c - libpci over SYSFS_ROOT/sys/bus/pci (see pci.h).
+ *
+ * libpci reports every problem through pacc->error, whose default prints
+ * "pcilib: ..." and calls exit(1); it has no error returns. Its sysfs back
+ * end treats as fatal: a missing devices/ directory, an entry there that
+ * is not named DDDD:BB:DD.F, and (for PCI_FILL_IDENT) a vendor or device
+ * file it cannot read. So the tree is checked for exactly those first,
+ * and the handler installed here only longjmps back for the race where
+ * the tree changes between the check and the scan. Such a jump leaks the
+ * scan's DIR and half-built device (libpci cannot release them), which is
+ * why the check comes first rather than relying on the jump.
+ *
+ * The jump buffer is static: these functions are not thread-safe.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <pci/pci.h>
+
+#include "io.h"
+#include "pci.h"
+
+static jmp_buf pci_jump;
+static char pci_error_text[256];
+
+static void pci_on_error(char *msg, ...)
+    __attribute__((noreturn, format(printf, 1, 2)));
+static void pci_on_warning(char *msg, ...)
+    __attribute__((format(printf, 1, 2)));
+
+static void
+pci_on_error(char *msg, ...)
+{
+	va_list ap;
+
+	va_start(ap, msg);
+	vsnprintf(pci_error_text, sizeof(pci_error_text), msg, ap);
+	va_end(ap);
+	longjmp(pci_jump, 1);
+}
+
+/* libpci's warnings (a missing pci.ids, say) would go to stderr, which
+ * carries JSON logs only; the callers report what matters themselves. */
+static void
+pci_on_warning(char *msg, ...)
+{
+	(void)msg;
+}
+
+static void
+set_why(char *why, size_t whylen, const char *a, const char *b)
+{
+	if (why != NULL && whylen > 0)
+		snprintf(why, whylen, "%s%s", a, b);
+}
+
+/* SYSFS_ROOT/sys/bus/pci, without a doubled slash for root "/". */
+static int
+pci_dir(const char *root, char *buf, size_t len)
+{
+	size_t n = strlen(root);
+	int w;
+
+	while (n > 0 && root[n - 1] == '/')
+		n--;
+	w = snprintf(buf, len, "%.*s/sys/bus/pci", (int)n, root);
+	if (w < 0 || (size_t)w >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+static bool
+hex_run(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+		    (s[i] >= 'a' && s[i] <= 'f') || (s[i] >= 'A' && s[i] <= 'F')))
+			return false;
+	return true;
+}
+
+/* DDDD:BB:DD.F, the only names the kernel gives sysfs PCI entries. */
+static bool
+is_bdf(const char *s)
+{
+	return strlen(s) == 12 && hex_run(s, 4) && s[4] == ':' &&
+	    hex_run(s + 5, 2) && s[7] == ':' && hex_run(s + 8, 2) &&
+	    s[10] == '.' && s[11] >= '0' && s[11] <= '7';
+}
+
+/* The vendor and device files libpci will read for PCI_FILL_IDENT. */
+static int
+check_ident(const char *devices, const char *name, char *why, size_t whylen)
+{
+	static const char *const files[] = { "vendor", "device" };
+	char path[PATH_MAX], val[64];
+	size_t i;
+	int n;
+
+	for (i = 0; i < 2; i++) {
+		n = snprintf(path, sizeof(path), "%s/%s/%s", devices, name,
+		    files[i]);
+		if (n < 0 || (size_t)n >= sizeof(path)) {
+			set_why(why, whylen, "path too long: ", name);
+			return -1;
+		}
+		if (io_read_attr(path, val, sizeof(val)) < 0) {
+			snprintf(val, sizeof(val), ": %s", strerror(errno));
+			set_why(why, whylen, path, val);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Checks DIR/devices the way libpci's sysfs scan will read it. Returns 0
+ * when the scan is safe, 1 when there is no devices/ directory (no PCI
+ * bus), -1 with a reason.
+ */
+static int
+check_tree(const char *dir, char *why, size_t whylen)
+{
+	char devices[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+	int rc = 0;
+
+	snprintf(devices, sizeof(devices), "%s/devices", dir);
+	d = opendir(devices);
+	if (d == NULL) {
+		set_why(why, whylen, "cannot open ", devices);
+		return errno == ENOENT ? 1 : -1;
+	}
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;	/* libpci skips these too */
+		if (!is_bdf(e->d_name)) {
+			set_why(why, whylen, "not a PCI function address: ",
+			    e->d_name);
+			rc = -1;
+		} else
+			rc = check_ident(devices, e->d_name, why, whylen);
+	}
+	closedir(d);
+	return rc;
+}
+
+static struct pci_access *
+pacc_new(char *dir)
+{
+	struct pci_access *pacc;
+
+	pacc = pci_alloc();
+	if (pacc == NULL)
+		return NULL;
+	pacc->error = pci_on_error;
+	pacc->warning = pci_on_warning;
+	pacc->debug = pci_on_warning;
+	pacc->method = PCI_ACCESS_SYS_BUS_PCI;
+	pci_set_param(pacc, "sysfs.path", dir);
+	return pacc;
+}
+
+/* The scan proper; only called on a checked tree. */
+static int
+scan_nvidia(char *dir, char *why, size_t whylen)
+{
+	static struct pci_access *volatile pacc;
+	struct pci_dev *dev;
+	int found = 0;
+
+	pacc = pacc_new(dir);
+	if (pacc == NULL) {
+		set_why(why, whylen, "pci_alloc failed", "");
+		return -1;
+	}
+	if (setjmp(pci_jump) != 0) {
+		set_why(why, whylen, "libpci: ", pci_error_text);
+		pci_cleanup(pacc);
+		return -1;
+	}
+	pci_init(pacc);
+	pci_scan_bus(pacc);
+	for (dev = pacc->devices; dev != NULL; dev = dev->next) {
+		pci_fill_info(dev, PCI_FILL_IDENT);
+		if (dev->vendor_id == PCI_VENDOR_NVIDIA)
+			found = 1;
+	}
+	pci_cleanup(pacc);
+	return found;
+}
+
+int
+pci_has_nvidia(const char *sysfs_root, char *why, size_t whylen)
+{
+	char dir[PATH_MAX];
+	int rc;
+
+	if (pci_dir(sysfs_root, dir, sizeof(dir)) < 0) {
+		set_why(why, whylen, "path too long: ", sysfs_root);
+		return -1;
+	}
+	rc = check_tree(dir, why, whylen);
+	if (rc == 1)
+		return 0;
+	if (rc < 0)
+		return -1;
+	return scan_nvidia(dir, why, whylen);
+}
+
+/* Looks up the name of one checked device without scanning the bus. */
+static int
+lookup_name(char *dir, const char *addr, char *buf, size_t len)
+{
+	static struct pci_access *volatile pacc;
+	struct pci_dev *dev;
+	unsigned dom, bus, slot, func;
+	char *name;
+
+	if (sscanf(addr, "%x:%x:%x.%u", &dom, &bus, &slot, &func) != 4)
+		return -1;
+	pacc = pacc_new(dir);
+	if (pacc == NULL)
+		return -1;
+	if (setjmp(pci_jump) != 0) {
+		pci_cleanup(pacc);
+		errno = EIO;
+		return -1;
+	}
+	pci_init(pacc);
+	dev = pci_get_dev(pacc, (int)dom, (int)bus, (int)slot, (int)func);
+	pci_fill_info(dev, PCI_FILL_IDENT);
+	name = pci_lookup_name(pacc, buf, (int)len, PCI_LOOKUP_VENDOR |
+	    PCI_LOOKUP_DEVICE | PCI_LOOKUP_NO_HWDB, dev->vendor_id,
+	    dev->device_id);
+	pci_free_dev(dev);
+	pci_cleanup(pacc);
+	return name != NULL ? 0 : -1;
+}
+
+int
+pci_device_name(const char *sysfs_root, const char *addr, char *buf,
+    size_t len)
+{
+	char dir[PATH_MAX], devices[PATH_MAX + 8];
+
+	if (!is_bdf(addr) || len == 0 || len > INT_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (pci_dir(sysfs_root, dir, sizeof(dir)) < 0)
+		return -1;
+	snprintf(devices, sizeof(devices), "%s/devices", dir);
+	if (check_ident(devices, addr, NULL, 0) < 0)
+		return -1;
+	return lookup_name(dir, addr, buf, len);
+}
