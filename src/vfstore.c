@@ -401,25 +401,14 @@ success_json(const struct report *rep)
 	    (json_int_t)rep->cleared, "rescinded", rep->rescinded);
 }
 
-/*
- * Runs one report: first under the shared lock, where a no-op needs
- * nothing more; then, if it would change state, under the exclusive
- * lock with a fresh load, and saves.
- */
+/* Applies one report under the exclusive lock and saves if it changed
+ * anything. */
 static int
-run_report(struct ctx *c, bool failure, struct report *rep)
+change_report(struct ctx *c, bool failure, struct report *rep)
 {
 	struct health h;
 	int rc;
-	bool noop;
 
-	if ((rc = open_health(c, false, &h)) != 0)
-		return rc;
-	noop = failure ? failure_noop(&h, rep) : success_noop(&h, rep);
-	store_unlock(&c->s);
-	health_free(&h);
-	if (noop)
-		return 0;
 	if ((rc = open_health(c, true, &h)) != 0)
 		return rc;
 	if (failure && failure_apply(&h, rep) < 0)
@@ -431,6 +420,29 @@ run_report(struct ctx *c, bool failure, struct report *rep)
 	store_unlock(&c->s);
 	health_free(&h);
 	return rc;
+}
+
+/*
+ * Runs one report. A success is first decided under the shared lock
+ * (the common no-op for a healthy VF must not create or touch any file);
+ * a failure, and a success that changes state, run under the exclusive
+ * lock with a fresh load, and save.
+ */
+static int
+run_report(struct ctx *c, bool failure, struct report *rep)
+{
+	struct health h;
+	int rc;
+	bool noop;
+
+	if (failure)
+		return change_report(c, failure, rep);
+	if ((rc = open_health(c, false, &h)) != 0)
+		return rc;
+	noop = failure ? failure_noop(&h, rep) : success_noop(&h, rep);
+	store_unlock(&c->s);
+	health_free(&h);
+	return noop ? 0 : change_report(c, failure, rep);
 }
 
 static void

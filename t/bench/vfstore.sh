@@ -1,0 +1,142 @@
+#!/bin/bash
+# vfstore.sh - vfstore benchmarks (run by t/bench/run.sh from the repo
+# root with bin/ and build/bench built). Three figures:
+#  1. apply: 100,000 no-op check lines (unknown, duplicate failures,
+#     successes for healthy VFs) against a 1,024-record store: lines/s
+#     and peak RSS; target >= 50,000 lines/s and <= 4 MiB.
+#  2. a no-op report-failure process against the same report scripted
+#     with flock + jq (t/bench/vfstore-jq-report.bash); target >= 50x.
+#  3. a mutating report-failure against the durability floor (write,
+#     fsync, rename, dir fsync of a same-sized file,
+#     build/bench/vfstore-floor); target <= 1.5x.
+# Figures 2 and 3 run on a 64-record store (four cards of 16 VFs, every
+# one with a record: a bad day on a big host) and again on the 1,024-record
+# store of figure 1.
+set -eu
+export VFSENTINEL_CONF=/dev/null
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
+FLOOR=${VFS_BUILD:-build}/bench/vfstore-floor
+LINES=${VFSTORE_BENCH_LINES:-100000}
+
+now() { date +%s.%N; }
+elapsed() { echo "$(now) - $1" | bc -l; }
+
+# store DIR [N]: an N-record store (default 1,024), half quarantined,
+# half with one tally.
+store() {
+	mkdir -p "$1/gpu"
+	awk -v n="${2:-1024}" 'BEGIN {
+		printf "{\"version\":1,\"records\":["
+		for (i = 0; i < n; i++) {
+			vf = sprintf("0000:%02x:%02x.%d", 64 + int(i / 64), int(i / 8) % 8 + 1, i % 8)
+			if (i) printf ","
+			if (i % 2) printf "{\"vf_address\":\"%s\",\"quarantined_at\":\"2026-08-20T00:00:00Z\"}", vf
+			else printf "{\"vf_address\":\"%s\",\"failures\":[{\"instance_id\":\"i-%d\",\"assigned_at\":\"2026-08-20T15:00:00Z\",\"reported_at\":\"2026-08-20T15:00:31Z\"}]}", vf, i
+		}
+		printf "]}"
+	}' >"$1/gpu/vf-health.json"
+	bin/vfstore --data-dir "$1" check >/dev/null
+	touch -d '-1 hour' "$1/gpu/vf-health.json"
+}
+
+# checks N: N no-op check lines for the store above.
+checks() {
+	awk -v n="$1" 'BEGIN {
+		for (k = 0; k < n; k++) {
+			i = k % 1024
+			vf = sprintf("0000:%02x:%02x.%d", 64 + int(i / 64), int(i / 8) % 8 + 1, i % 8)
+			if (k % 3 == 0)
+				printf "{\"check\":\"unknown\",\"vf_address\":\"%s\",\"instance_id\":\"u\",\"assigned_at\":\"x\"}\n", vf
+			else if (k % 3 == 1)
+				printf "{\"check\":\"failed\",\"vf_address\":\"%s\",\"instance_id\":\"%s\",\"assigned_at\":\"2026-08-20T15:00:00Z\",\"nvrm\":\"NVRM: GPU 0000:00:03.0: RmInitAdapter failed! (0x22:0x65:884)\"}\n", vf, (i % 2 ? "other" : "i-" i)
+			else
+				printf "{\"check\":\"ok\",\"vf_address\":\"0000:ff:00.%d\",\"instance_id\":\"h\",\"assigned_at\":\"t\"}\n", k % 8
+		}
+	}'
+}
+
+# peak_rss_kib IN OUT CMD...: runs CMD <IN >OUT, prints its peak RSS (KiB).
+peak_rss_kib() {
+	local in=$1 out=$2 pid hwm=0 v
+	shift 2
+	if [ -x /usr/bin/time ]; then
+		/usr/bin/time -f '%M' -o "$W/rss" "$@" <"$in" >"$out" 2>"$W/cmd.err"
+		tail -n 1 "$W/rss"
+		return
+	fi
+	"$@" <"$in" >"$out" 2>"$W/cmd.err" &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		v=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status" 2>/dev/null || true)
+		[ -n "$v" ] && hwm=$v
+		sleep 0.01
+	done
+	wait "$pid"
+	echo "$hwm"
+}
+
+bench_apply() {
+	local t s rss rate changed
+	store "$W/a"
+	checks "$LINES" >"$W/checks"
+	t=$(now)
+	rss=$(peak_rss_kib "$W/checks" "$W/answers" bin/vfstore \
+	    --data-dir "$W/a" apply --metrics-file "$W/a.prom")
+	s=$(elapsed "$t")
+	[ "$(wc -l <"$W/answers")" -eq "$LINES" ] || { echo "apply: wrong answer count"; return 1; }
+	changed=$(grep -c -e '"recorded"' -e '"quarantined"' -e '"cleared":[1-9]' -e '"error"' "$W/answers" || true)
+	[ "$changed" -eq 0 ] || { echo "apply: $changed answers were not no-ops"; return 1; }
+	rate=$(echo "$LINES / $s" | bc)
+	printf 'apply no-op lines/s: %d (ratio %.2f against the 50000 lines/s target measured in the same run; target >= 1.00)\n' \
+	    "$rate" "$(echo "$rate / 50000" | bc -l)"
+	printf 'apply peak RSS KiB: %d (ratio %.2f against the 4096 KiB target; target <= 1.00)\n' \
+	    "$rss" "$(echo "$rss / 4096" | bc -l)"
+}
+
+# per_run_ms N CMD...: mean wall milliseconds of N runs of CMD.
+per_run_ms() {
+	local n=$1 i t
+	shift
+	t=$(now)
+	for ((i = 0; i < n; i++)); do "$@" >/dev/null 2>&1; done
+	echo "$(elapsed "$t") * 1000 / $n" | bc -l
+}
+
+bench_noop_report() {
+	local ours ref n=$1
+	rm -rf "$W/b"
+	store "$W/b" "$n"
+	ours=$(per_run_ms 100 bin/vfstore --data-dir "$W/b" report-failure \
+	    --vf 0000:40:01.0 --instance i-0 --assigned-at 2026-08-20T15:00:00Z)
+	ref=$(per_run_ms 10 bash "$BENCH_DIR/vfstore-jq-report.bash" "$W/b" \
+	    0000:40:01.0 i-0 2026-08-20T15:00:00Z)
+	grep -q '"i-0"' "$W/b/gpu/vf-health.json"
+	printf 'no-op report-failure ms, %d records: %.3f (ratio %.1fx faster against flock+jq at %.3f ms measured in the same run; target >= 50x)\n' \
+	    "$n" "$ours" "$(echo "$ref / $ours" | bc -l)" "$ref"
+}
+
+bench_mutating_report() {
+	local i t ours floor size n=40 recs=$1
+	rm -rf "$W/c"
+	echo "gpu.vf_quarantine_threshold = 1000000" >"$W/c.conf"
+	store "$W/c" "$recs"
+	t=$(now)
+	for ((i = 0; i < n; i++)); do
+		bin/vfstore -c "$W/c.conf" --data-dir "$W/c" report-failure \
+		    --vf 0000:40:01.0 --instance "m-$i" --assigned-at x >/dev/null 2>&1
+	done
+	ours=$(echo "$(elapsed "$t") * 1000 / $n" | bc -l)
+	[ "$(jq '.records[0].failures | length' "$W/c/gpu/vf-health.json")" -eq $((n + 1)) ]
+	size=$(stat -c %s "$W/c/gpu/vf-health.json")
+	floor=$("$FLOOR" "$W/c/gpu/floor.json" "$size" "$n")
+	printf 'mutating report-failure ms, %d records: %.3f (ratio %.2f against the durability floor of %.3f ms for %d bytes measured in the same run; target <= 1.50)\n' \
+	    "$recs" "$ours" "$(echo "$ours / $floor" | bc -l)" "$floor" "$size"
+}
+
+bench_apply
+bench_noop_report 64
+bench_mutating_report 64
+bench_noop_report 1024
+bench_mutating_report 1024
