@@ -423,24 +423,27 @@ change_report(struct ctx *c, bool failure, struct report *rep)
 }
 
 /*
- * Runs one report. A success is first decided under the shared lock
- * (the common no-op for a healthy VF must not create or touch any file);
- * a failure, and a success that changes state, run under the exclusive
- * lock with a fresh load, and save.
+ * Runs one report. A success is first decided without any lock, as
+ * upstream's fast path does: files are only ever replaced by rename, so
+ * the read sees one whole version, and the routine "OK from a healthy VF"
+ * neither waits for a writer nor creates or touches any file. A failure,
+ * and a success that changes state, run under the exclusive lock with a
+ * fresh load, and save.
  */
 static int
 run_report(struct ctx *c, bool failure, struct report *rep)
 {
 	struct health h;
-	int rc;
 	bool noop;
 
 	if (failure)
 		return change_report(c, failure, rep);
-	if ((rc = open_health(c, false, &h)) != 0)
-		return rc;
-	noop = failure ? failure_noop(&h, rep) : success_noop(&h, rep);
-	store_unlock(&c->s);
+	if (health_load(&c->s, &h, c->conf.threshold) < 0) {
+		log_msg(LVL_ERROR, "VF health state unavailable", "{s:s}",
+		    "error", c->s.why);
+		return EX_UNAVAILABLE;
+	}
+	noop = success_noop(&h, rep);
 	health_free(&h);
 	return noop ? 0 : change_report(c, failure, rep);
 }

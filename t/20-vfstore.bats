@@ -299,3 +299,15 @@ setup() {
 	echo "gpu.vf_quarantine_threshold = 0" >"$T/bad.conf"
 	run -78 --separate-stderr vfstore -c "$T/bad.conf" --data-dir "$DATA" check
 }
+
+@test "success for a healthy VF answers at once while a writer holds the lock" {
+	rfail 0000:e3:00.5 A $AT1
+	flock -x "$LOCK" sleep 10 3>&- &
+	holder=$!
+	sleep 0.3
+	run -0 --separate-stderr vs --lock-timeout 5 report-success --vf $VF --instance A --assigned-at $AT1
+	assert_output '{"vf_address":"0000:e3:00.4","cleared":0,"rescinded":false}'
+	run -75 --separate-stderr vs --lock-timeout 1 report-success --vf 0000:e3:00.5 --instance A --assigned-at $AT1
+	kill "$holder"
+	wait "$holder" || true
+}

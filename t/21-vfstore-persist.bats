@@ -217,3 +217,28 @@ persist_fault() {
 	done <"$T/acked"
 	echo "# killed $n of 150, $(wc -l <"$T/acked") acknowledged" >&3
 }
+
+@test "a success whose final dir fsync fails exits 74 with the cleared file in place" {
+	rfail $VF A $AT1
+	run -74 --separate-stderr env LD_PRELOAD="$(fault_env)" FAIL_fsync=3 \
+	    vfstore --data-dir "$DATA" report-success --vf $VF --instance A --assigned-at $AT1
+	assert_equal "$(jq -r .error <<<"${stderr_lines[0]}")" "sync VF health state dir: Input/output error"
+	run -0 jq -c .records "$HEALTH"
+	assert_output '[]'
+	run -0 vs check
+}
+
+@test "tallies that meet the threshold quarantine at load even when the persist fails" {
+	put_health '{"version":1,"records":[{"vf_address":"0000:e3:00.4","failures":[{"instance_id":"a","assigned_at":"x","reported_at":"2026-08-20T00:00:00Z"},{"instance_id":"b","assigned_at":"y","reported_at":"2026-08-20T00:00:01Z"}]}]}'
+	sum=$(sha "$HEALTH")
+	quarantined $VF
+	run -74 --separate-stderr env LD_PRELOAD="$(fault_env)" FAIL_fsync=2 \
+	    vfstore --data-dir "$DATA" report-failure --vf 0000:e3:00.5 --instance c --assigned-at z
+	assert_equal "$(sha "$HEALTH")" "$sum"
+	quarantined $VF
+	run -0 --separate-stderr rfail $VF c z
+	assert_output --partial '"outcome":"unchanged"'
+	run -0 --separate-stderr rfail 0000:e3:00.5 c z
+	run -0 jq -r '.records[0].quarantined_at // "none"' "$HEALTH"
+	refute_output none
+}
