@@ -82,6 +82,8 @@ struct run {
 	struct health health;
 	struct claims claims;
 	struct vf_inventory inv;
+	struct vgpu_type *offered;	/* union of the offered profiles */
+	size_t noffered;
 	enum vf_role *roles;		/* one per inventory VF */
 	struct card_stat *cards;
 	size_t ncards;
@@ -240,25 +242,59 @@ advertised_id(const struct vf_info *vi, const char *name)
 	return 0;
 }
 
+/* True if t is in the union of offered profiles (same id and name). */
+static bool
+offered_has(const struct run *r, const struct vgpu_type *t)
+{
+	size_t i;
+
+	for (i = 0; i < r->noffered; i++)
+		if (r->offered[i].id == t->id &&
+		    strcmp(r->offered[i].name, t->name) == 0)
+			return true;
+	return false;
+}
+
+/* Builds the union of the profiles all VFs offer (a handful). */
+static void
+build_offered(struct run *r)
+{
+	const struct vgpu_type *t;
+	struct vgpu_type *nv;
+	size_t i, j;
+
+	for (i = 0; i < r->inv.n; i++) {
+		for (j = 0; j < r->inv.v[i].ntypes; j++) {
+			t = &r->inv.v[i].types[j];
+			if (offered_has(r, t))
+				continue;
+			nv = reallocarray(r->offered, r->noffered + 1,
+			    sizeof(*nv));
+			if (nv == NULL)
+				die(EX_OSERR, "out of memory", NULL);
+			r->offered = nv;
+			r->offered[r->noffered++] = *t;
+		}
+	}
+}
+
 /*
  * The framebuffer of a profile some VF still offers, looked up by name
  * (name != NULL) or by type id. false when no VF offers it any more: its
  * size cannot be read, so the card's load is unknown.
  */
 static bool
-offered_fb(const struct vf_inventory *inv, const char *name, unsigned id,
+offered_fb(const struct run *r, const char *name, unsigned id,
     unsigned long long *fb)
 {
 	const struct vgpu_type *t;
-	size_t i, j;
+	size_t i;
 
-	for (i = 0; i < inv->n; i++) {
-		for (j = 0; j < inv->v[i].ntypes; j++) {
-			t = &inv->v[i].types[j];
-			if (name ? strcmp(t->name, name) == 0 : t->id == id) {
-				*fb = t->framebuffer_mb;
-				return true;
-			}
+	for (i = 0; i < r->noffered; i++) {
+		t = &r->offered[i];
+		if (name ? strcmp(t->name, name) == 0 : t->id == id) {
+			*fb = t->framebuffer_mb;
+			return true;
 		}
 	}
 	return false;
@@ -272,26 +308,23 @@ used_fb(const struct run *r, const struct vf_info *vi,
 	unsigned id = 0;
 
 	if (cl == NULL)
-		return offered_fb(&r->inv, NULL, vi->current_type, fb);
+		return offered_fb(r, NULL, vi->current_type, fb);
 	if (cl->profile != NULL)
-		return offered_fb(&r->inv, cl->profile, 0, fb);
+		return offered_fb(r, cl->profile, 0, fb);
 	if (cl->type_id != NULL && conf_parse_uint(cl->type_id, 1,
 	    4294967295u, &id) == 0)
-		return offered_fb(&r->inv, NULL, id, fb);
+		return offered_fb(r, NULL, id, fb);
 	return false;
 }
 
-/* True if some VF advertises the profile name under type id. */
+/* True if some VF offers the profile name under type id. */
 static bool
-profile_has_id(const struct vf_inventory *inv, const char *name,
-    unsigned id)
+profile_has_id(const struct run *r, const char *name, unsigned id)
 {
-	size_t i;
+	struct vgpu_type t = { .id = id };
 
-	for (i = 0; i < inv->n; i++)
-		if (advertised_id(&inv->v[i], name) == id)
-			return true;
-	return false;
+	snprintf(t.name, sizeof(t.name), "%s", name);
+	return offered_has(r, &t);
 }
 
 static bool
@@ -349,7 +382,7 @@ classify(struct run *r, struct card_stat *cs, size_t i)
 		return ROLE_NONE;
 	if (vi->current_type == 0)
 		return id != 0 ? ROLE_CLEAN : ROLE_NONE;
-	return profile_has_id(&r->inv, r->profile, vi->current_type) ?
+	return profile_has_id(r, r->profile, vi->current_type) ?
 	    ROLE_DIRTY : ROLE_NONE;
 }
 
@@ -397,15 +430,12 @@ static void
 check_profile_known(const struct run *r)
 {
 	char msg[512];
-	bool any = false;
 	size_t i;
 
-	for (i = 0; i < r->inv.n; i++) {
-		if (advertised_id(&r->inv.v[i], r->profile) != 0)
+	for (i = 0; i < r->noffered; i++)
+		if (strcmp(r->offered[i].name, r->profile) == 0)
 			return;
-		any = any || r->inv.v[i].ntypes > 0;
-	}
-	if (!any && r->inv.n > 0)
+	if (r->noffered == 0 && r->inv.n > 0)
 		snprintf(msg, sizeof(msg), "no creatable vGPU profiles on any "
 		    "VF (GPUs at capacity or dirty VFs consuming framebuffer): "
 		    "profile \"%s\"", r->profile);
@@ -673,6 +703,7 @@ release(struct run *r)
 	health_free(&r->health);
 	claims_free(&r->claims);
 	sysfs_inventory_free(&r->inv);
+	free(r->offered);
 	free(r->roles);
 	free(r->cards);
 }
@@ -688,6 +719,7 @@ main(int argc, char **argv)
 	install_signals();
 	open_store(r);
 	load_state(r);
+	build_offered(r);
 	if (r->instance != NULL)
 		claim_flow(r);
 	else
