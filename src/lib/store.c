@@ -149,7 +149,8 @@ member(const json_t *obj, const char *key, json_type want, const char *gotype,
 	*out = NULL;
 	if (v == NULL || json_is_null(v))
 		return 0;
-	if (json_typeof(v) != want && !(want == JSON_TRUE && json_is_boolean(v)))
+	if (json_typeof(v) != want &&
+	    !(want == JSON_TRUE && json_is_boolean(v)))
 		return fmt_why(why, whylen, "unmarshal %s: json: cannot "
 		    "unmarshal %s into field \"%s\" of type %s", noun,
 		    jtype(v), key, gotype);
@@ -522,6 +523,21 @@ ob_indent(struct obuf *b, int depth)
 	ob_put(b, spaces, (size_t)depth * 2);
 }
 
+/* The escape jq writes for byte c (a control character, DEL, quote or
+ * backslash). */
+static void
+escape_byte(unsigned char c, char *esc, size_t len)
+{
+	/* Pairs of (byte, letter of its short escape). */
+	static const char short_esc[] = "\bb\tt\nn\ff\rr\"\"\\\\";
+	const char *p = memchr(short_esc, c, sizeof(short_esc) - 1);
+
+	if (p != NULL && (p - short_esc) % 2 == 0)
+		snprintf(esc, len, "\\%c", p[1]);
+	else
+		snprintf(esc, len, "\\u%04x", c);
+}
+
 /* A JSON string the way jq prints it: control characters and DEL as
  * \b \t \n \f \r or \u00XX, quote and backslash escaped, UTF-8 raw. */
 static void
@@ -538,29 +554,7 @@ ob_quote(struct obuf *b, const char *s)
 			continue;
 		ob_put(b, run, (size_t)(s - run));
 		run = s + 1;
-		switch (c) {
-		case '"':
-		case '\\':
-			snprintf(esc, sizeof(esc), "\\%c", c);
-			break;
-		case '\b':
-			snprintf(esc, sizeof(esc), "\\b");
-			break;
-		case '\t':
-			snprintf(esc, sizeof(esc), "\\t");
-			break;
-		case '\n':
-			snprintf(esc, sizeof(esc), "\\n");
-			break;
-		case '\f':
-			snprintf(esc, sizeof(esc), "\\f");
-			break;
-		case '\r':
-			snprintf(esc, sizeof(esc), "\\r");
-			break;
-		default:
-			snprintf(esc, sizeof(esc), "\\u%04x", c);
-		}
+		escape_byte(c, esc, sizeof(esc));
 		ob_str(b, esc);
 	}
 	ob_put(b, run, (size_t)(s - run));
@@ -960,8 +954,8 @@ store_lock(struct store *s, bool exclusive, unsigned timeout_s)
 		snprintf(s->why, sizeof(s->why), "lock %.900s: timed out after "
 		    "%us", s->lock_path, timeout_s);
 	else
-		snprintf(s->why, sizeof(s->why), "lock %.900s: %s", s->lock_path,
-		    strerror(saved));
+		snprintf(s->why, sizeof(s->why), "lock %.900s: %s",
+		    s->lock_path, strerror(saved));
 	errno = saved;
 	return -1;
 }
