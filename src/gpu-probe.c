@@ -1,0 +1,531 @@
+/*
+ * gpu-probe - force NVIDIA driver initialisation at boot and report it
+ * (SPEC.md 3.2).
+ *
+ * Opening the GPU runs the driver's RmInitAdapter: on a wedged VF the
+ * probe itself makes the kernel log the failure that kmsg-watch reports,
+ * without waiting for a workload to touch the GPU; on a healthy one it is
+ * the only source of "driver init succeeded".
+ *
+ * Each attempt runs `nvidia-smi -L` (stdin /dev/null, stdout and stderr
+ * into one pipe that is always drained, at most 64 KiB kept) in its own
+ * process group. An attempt still running after --attempt-timeout seconds
+ * is killed with SIGKILL to the whole group and reaped before anything
+ * else happens, so there is never more than one nvidia-smi alive, even
+ * when one hangs in the kernel. Output lines:
+ *
+ *	{"event":"gpu_init_ok","output":"GPU 0: ..."}
+ *	{"event":"gpu_probe_failed","error":"exit status N: ..."}
+ *	{"event":"gpu_probe_gave_up"}		(after --window seconds)
+ *	{"event":"gpu_probe_disabled"}		(no nvidia-smi)
+ *
+ * Exit: 0 after success, giving up, disabled, or SIGTERM/SIGINT (which
+ * kill and reap a running attempt first); 64 usage; 71 fork or pipe
+ * failed; 74 stdout write error or its reader gone; 78 configuration.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "conf.h"
+#include "io.h"
+#include "jsonl.h"
+#include "log.h"
+
+#define PROG "gpu-probe"
+#define OUTPUT_MAX 65536	/* output kept per attempt */
+#define TICK_MS 100		/* how often a running attempt is checked */
+
+static const char usage[] =
+    "usage: gpu-probe [-c FILE] [--log-level LEVEL] [--nvidia-smi PATH]\n"
+    "                 [--attempt-timeout S] [--retry-interval S]\n"
+    "                 [--window S]\n";
+
+enum {
+	OPT_NVIDIA_SMI = CLI_OPT_FIRST_FREE,
+	OPT_ATTEMPT_TIMEOUT,
+	OPT_RETRY_INTERVAL,
+	OPT_WINDOW
+};
+
+enum stop {
+	RUNNING,
+	STOP_SIGNAL,		/* exit 0 */
+	STOP_PEER,		/* stdout reader gone: exit 74 */
+	STOP_OUTPUT,		/* write to stdout failed: exit 74 */
+	STOP_OS			/* fork or pipe failed: exit 71 */
+};
+
+struct probe {
+	const char *smi_arg;	/* --nvidia-smi, or NULL: look on PATH */
+	char smi[PATH_MAX];
+	unsigned attempt_timeout;
+	unsigned retry_interval;
+	unsigned window;
+	enum stop stop;
+	int stop_errno;
+};
+
+struct attempt {
+	pid_t pid;
+	int fd;			/* read end of the output pipe, -1 at EOF */
+	char *out;		/* OUTPUT_MAX bytes, owned */
+	size_t len;
+	bool reaped;
+	bool killed;		/* by us, at the timeout */
+	int status;
+};
+
+static volatile sig_atomic_t got_signal;
+
+static void
+on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+static void
+install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;	/* no SA_RESTART: poll returns EINTR */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);	/* a write to a gone reader is EPIPE */
+}
+
+/* Sets p->stop when a signal came or the stdout reader went away. */
+static bool
+must_stop(struct probe *p)
+{
+	if (p->stop == RUNNING && got_signal)
+		p->stop = STOP_SIGNAL;
+	if (p->stop == RUNNING && io_peer_gone(STDOUT_FILENO))
+		p->stop = STOP_PEER;
+	return p->stop != RUNNING;
+}
+
+static bool
+is_executable(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    access(path, X_OK) == 0;
+}
+
+/* Finds nvidia-smi: --nvidia-smi, else the first match on PATH. 0/-1. */
+static int
+find_smi(struct probe *p)
+{
+	const char *path = getenv("PATH"), *dir, *end;
+	int n;
+
+	if (p->smi_arg != NULL) {
+		n = snprintf(p->smi, sizeof(p->smi), "%s", p->smi_arg);
+		return n >= 0 && (size_t)n < sizeof(p->smi) &&
+		    is_executable(p->smi) ? 0 : -1;
+	}
+	for (dir = path; dir != NULL && *dir != '\0'; dir = end + 1) {
+		end = strchrnul(dir, ':');
+		n = snprintf(p->smi, sizeof(p->smi), "%.*s/nvidia-smi",
+		    end == dir ? 1 : (int)(end - dir), end == dir ? "." : dir);
+		if (n >= 0 && (size_t)n < sizeof(p->smi) &&
+		    is_executable(p->smi))
+			return 0;
+		if (*end == '\0')
+			break;
+	}
+	return -1;
+}
+
+/* A JSON string of text; bytes that are not UTF-8 become '?'. */
+static json_t *
+text_string(const char *s, size_t n)
+{
+	json_t *j;
+	char *copy;
+	size_t i;
+
+	j = json_stringn(s, n);
+	if (j != NULL)
+		return j;
+	copy = malloc(n + 1);
+	if (copy == NULL)
+		return NULL;
+	for (i = 0; i < n; i++)
+		copy[i] = (unsigned char)s[i] < 0x80 && s[i] != '\0' ?
+		    s[i] : '?';
+	j = json_stringn(copy, n);
+	free(copy);
+	return j;
+}
+
+/* Writes one event line; "text" (may be NULL) is added as key. */
+static int
+emit(struct probe *p, const char *event, const char *key, const char *text,
+    size_t len)
+{
+	json_t *ev;
+	int rc = 0;
+
+	ev = json_pack("{s:s}", "event", event);
+	if (ev == NULL || (key != NULL &&
+	    json_object_set_new(ev, key, text_string(text, len)) < 0))
+		rc = -1;
+	if (rc == 0)
+		rc = jsonl_write(stdout, ev);
+	json_decref(ev);
+	if (rc < 0) {
+		p->stop = STOP_OUTPUT;
+		p->stop_errno = errno;
+	}
+	return rc;
+}
+
+static noreturn void
+child_exec(const char *smi, int out)
+{
+	sigset_t none;
+	int null;
+
+	setpgid(0, 0);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);	/* SIG_IGN would survive the exec */
+	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null < 0 || dup2(null, STDIN_FILENO) < 0 ||
+	    dup2(out, STDOUT_FILENO) < 0 || dup2(out, STDERR_FILENO) < 0)
+		_exit(127);
+	execl(smi, "nvidia-smi", "-L", (char *)NULL);
+	dprintf(STDERR_FILENO, "exec %s: %s\n", smi, strerror(errno));
+	_exit(127);
+}
+
+static int
+attempt_start(const struct probe *p, struct attempt *a)
+{
+	int pfd[2];
+
+	a->len = 0;
+	a->reaped = a->killed = false;
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -1;
+	a->pid = fork();
+	if (a->pid == 0)
+		child_exec(p->smi, pfd[1]);
+	close(pfd[1]);
+	if (a->pid < 0) {
+		close(pfd[0]);
+		return -1;
+	}
+	/* Also here, so the group exists before any kill (either wins). */
+	setpgid(a->pid, a->pid);
+	a->fd = pfd[0];
+	io_set_nonblock(a->fd, true);
+	return 0;
+}
+
+/* Reads what is there: kept up to OUTPUT_MAX, the rest thrown away so a
+ * chatty child never blocks on a full pipe. */
+static void
+attempt_drain(struct attempt *a)
+{
+	char scratch[4096];
+	ssize_t n;
+
+	while (a->fd >= 0) {
+		if (a->len < OUTPUT_MAX)
+			n = read(a->fd, a->out + a->len, OUTPUT_MAX - a->len);
+		else
+			n = read(a->fd, scratch, sizeof(scratch));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			close(a->fd);
+			a->fd = -1;
+		} else if (a->len < OUTPUT_MAX)
+			a->len += (size_t)n;
+	}
+}
+
+static void
+attempt_reap(struct attempt *a, int flags)
+{
+	pid_t r;
+
+	if (a->reaped)
+		return;
+	do
+		r = waitpid(a->pid, &a->status, flags);
+	while (r < 0 && errno == EINTR);
+	a->reaped = r == a->pid || (r < 0 && errno == ECHILD);
+}
+
+/* SIGKILL to the attempt's whole group, then a blocking reap. */
+static void
+attempt_kill(struct attempt *a)
+{
+	if (!a->reaped) {
+		a->killed = true;
+		kill(-a->pid, SIGKILL);
+		kill(a->pid, SIGKILL);	/* if setpgid lost a race */
+		attempt_reap(a, 0);
+	} else if (a->fd >= 0)
+		kill(-a->pid, SIGKILL);	/* leftovers holding the pipe */
+}
+
+/*
+ * Runs one attempt to its end: the child reaped and its pipe closed, or
+ * the timeout (kill, reap). Returns 0, or -1 when the probe must stop
+ * (the attempt is then killed and reaped too).
+ */
+static int
+attempt_wait(struct probe *p, struct attempt *a)
+{
+	long long deadline = io_now_ms() + 1000LL * p->attempt_timeout;
+	struct pollfd pfd;
+	long long left;
+
+	while (!a->reaped || a->fd >= 0) {
+		if (must_stop(p) || (left = deadline - io_now_ms()) <= 0) {
+			attempt_kill(a);
+			if (a->fd >= 0) {
+				attempt_drain(a);
+				close(a->fd);	/* a grandchild escaped the group */
+				a->fd = -1;
+			}
+			break;
+		}
+		pfd.fd = a->fd;
+		pfd.events = POLLIN;
+		poll(&pfd, a->fd >= 0 ? 1 : 0, left > TICK_MS ? TICK_MS :
+		    (int)left);
+		attempt_drain(a);
+		attempt_reap(a, WNOHANG);
+	}
+	return p->stop == RUNNING ? 0 : -1;
+}
+
+/* The output without surrounding white space (not NUL-terminated). */
+static const char *
+trimmed(const struct attempt *a, size_t *len)
+{
+	size_t s = 0, e = a->len;
+
+	while (s < e && strchr(" \t\r\n", a->out[s]) != NULL)
+		s++;
+	while (e > s && strchr(" \t\r\n", a->out[e - 1]) != NULL)
+		e--;
+	*len = e - s;
+	return a->out + s;
+}
+
+/* Describes a failed attempt; 0 when it succeeded. */
+static int
+attempt_error(const struct probe *p, struct attempt *a, char *buf,
+    size_t len)
+{
+	const char *out;
+	size_t n;
+
+	out = trimmed(a, &n);
+	if (a->killed)
+		snprintf(buf, len, "killed after %us", p->attempt_timeout);
+	else if (WIFEXITED(a->status) && WEXITSTATUS(a->status) == 0)
+		return 0;
+	else if (WIFEXITED(a->status))
+		snprintf(buf, len, "exit status %d%s%.*s",
+		    WEXITSTATUS(a->status), n ? ": " : "", (int)n, out);
+	else
+		snprintf(buf, len, "killed by signal %d%s%.*s",
+		    WTERMSIG(a->status), n ? ": " : "", (int)n, out);
+	return -1;
+}
+
+/* One attempt: 1 success, 0 failed (reported), -1 stop. */
+static int
+probe_once(struct probe *p, struct attempt *a, unsigned nr)
+{
+	char err[OUTPUT_MAX + 64];
+	const char *out;
+	size_t n;
+
+	if (attempt_start(p, a) < 0) {
+		p->stop = STOP_OS;
+		p->stop_errno = errno;
+		return -1;
+	}
+	if (attempt_wait(p, a) < 0)
+		return -1;
+	if (attempt_error(p, a, err, sizeof(err)) == 0) {
+		out = trimmed(a, &n);
+		log_msg(LVL_INFO, "GPU driver initialized", "{s:i}",
+		    "attempt", (int)nr);
+		return emit(p, "gpu_init_ok", "output", out, n) < 0 ? -1 : 1;
+	}
+	log_msg(LVL_WARN, "GPU init probe attempt failed", "{s:s, s:i}",
+	    "error", err, "attempt", (int)nr);
+	return emit(p, "gpu_probe_failed", "error", err, strlen(err)) < 0 ?
+	    -1 : 0;
+}
+
+/* Sleeps s seconds unless the probe must stop. 0 or -1. */
+static int
+probe_nap(struct probe *p, unsigned s)
+{
+	long long end = io_now_ms() + 1000LL * s, left;
+	struct pollfd pfd = { .fd = STDOUT_FILENO, .events = 0 };
+
+	while (!must_stop(p) && (left = end - io_now_ms()) > 0)
+		poll(&pfd, 1, left > 500 ? 500 : (int)left);
+	return must_stop(p) ? -1 : 0;
+}
+
+static void
+probe_run(struct probe *p)
+{
+	long long start = io_now_ms();
+	struct attempt a = { .fd = -1 };
+	unsigned nr;
+	int rc;
+
+	a.out = malloc(OUTPUT_MAX);
+	if (a.out == NULL) {
+		p->stop = STOP_OS;
+		p->stop_errno = errno;
+		return;
+	}
+	for (nr = 1;; nr++) {
+		rc = probe_once(p, &a, nr);
+		if (rc != 0)
+			break;
+		if (io_now_ms() - start >= 1000LL * p->window) {
+			log_msg(LVL_WARN, "GPU init probe gave up", "{s:i, s:i}",
+			    "window_s", (int)p->window, "attempts", (int)nr);
+			emit(p, "gpu_probe_gave_up", NULL, NULL, 0);
+			break;
+		}
+		if (probe_nap(p, p->retry_interval) < 0)
+			break;
+	}
+	free(a.out);
+}
+
+static void
+probe_disabled(struct probe *p)
+{
+	log_msg(LVL_WARN, "GPU init probe disabled; driver init success "
+	    "cannot be reported", "{s:s}", "error", p->smi_arg != NULL ?
+	    "nvidia-smi is not an executable file" :
+	    "nvidia-smi not found on PATH");
+	emit(p, "gpu_probe_disabled", NULL, NULL, 0);
+}
+
+static noreturn void
+bad_option(const struct cli *cli, const char *arg)
+{
+	char msg[256];
+
+	snprintf(msg, sizeof(msg), "unknown option or missing argument: %s",
+	    arg);
+	cli_usage_error(cli, msg);
+}
+
+static void
+parse_args(int argc, char **argv, struct probe *p)
+{
+	static const struct option opts[] = {
+		CLI_COMMON_OPTIONS,
+		{ "nvidia-smi", required_argument, NULL, OPT_NVIDIA_SMI },
+		{ "attempt-timeout", required_argument, NULL,
+		    OPT_ATTEMPT_TIMEOUT },
+		{ "retry-interval", required_argument, NULL,
+		    OPT_RETRY_INTERVAL },
+		{ "window", required_argument, NULL, OPT_WINDOW },
+		{ 0 }
+	};
+	struct conf conf;
+	struct cli cli;
+	int c;
+
+	cli_init(&cli, usage);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
+		if (cli_option(&cli, c, optarg))
+			continue;
+		if (c == OPT_NVIDIA_SMI)
+			p->smi_arg = optarg;
+		else if (c == OPT_ATTEMPT_TIMEOUT)
+			p->attempt_timeout = cli_uint(&cli,
+			    "--attempt-timeout", optarg, 1, 86400);
+		else if (c == OPT_RETRY_INTERVAL)
+			p->retry_interval = cli_uint(&cli, "--retry-interval",
+			    optarg, 0, 86400);
+		else if (c == OPT_WINDOW)
+			p->window = cli_uint(&cli, "--window", optarg, 0,
+			    864000);
+		else
+			bad_option(&cli, argv[optind - 1]);
+	}
+	if (optind != argc)
+		cli_usage_error(&cli, "unexpected argument");
+	cli_finish(&cli, &conf);
+}
+
+static int
+exit_code(const struct probe *p)
+{
+	if (p->stop == STOP_SIGNAL)
+		log_msg(LVL_INFO, "GPU init probe stopped by signal", NULL);
+	if (p->stop == STOP_PEER)
+		log_msg(LVL_WARN, "stdout reader gone", NULL);
+	if (p->stop == STOP_OUTPUT)
+		log_msg(LVL_ERROR, "write stdout failed", "{s:s}", "error",
+		    strerror(p->stop_errno));
+	if (p->stop == STOP_OS)
+		log_msg(LVL_ERROR, "cannot run nvidia-smi", "{s:s}", "error",
+		    strerror(p->stop_errno));
+	if (p->stop == STOP_OS)
+		return EX_OSERR;
+	return p->stop == STOP_PEER || p->stop == STOP_OUTPUT ? EX_IOERR : 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct probe p = {
+		.attempt_timeout = 30, .retry_interval = 15, .window = 600
+	};
+	int code;
+
+	log_init(PROG);
+	parse_args(argc, argv, &p);
+	install_signals();
+	if (find_smi(&p) < 0)
+		probe_disabled(&p);
+	else
+		probe_run(&p);
+	code = exit_code(&p);
+	if (code == EX_IOERR)
+		fclose(stdout);		/* already failed; nothing to flush */
+	else
+		cli_close_stdout();
+	return code;
+}
