@@ -385,3 +385,43 @@ two_vfs() {
 	[ "$(jq -r .instance_id "$T/out")" = i-1 ]
 	[ "$(jq -r '.claims[0].vf_address' "$DATA/gpu/vf-claims.json")" = "$(jq -r .vf_address "$T/out")" ]
 }
+
+@test "vfstore quarantine racing vfpick --configure: no configure that starts after a quarantine touches that VF" {
+	command -v vfstore >/dev/null || skip "vfstore not built yet"
+	mk_host "$SYSFS" 1 16
+	for i in $(seq 1 16); do
+		pick --profile "$P12" --claim "i-$i" >/dev/null 2>&1
+	done
+	jq -r '.claims[].vf_address' "$DATA/gpu/vf-claims.json" | shuf >"$T/order"
+	(
+		while read -r vf; do
+			vfstore --data-dir "$DATA" quarantine --vf "$vf" \
+			    --reason race >/dev/null 2>&1
+			echo "$vf ${EPOCHREALTIME/./}" >>"$T/quarantined"
+			sleep 0.0$((RANDOM % 8))
+		done <"$T/order"
+	) 3>&- &
+	q=$!
+	for i in $(seq 1 16); do
+		vf=$(jq -r --arg id "i-$i" '.claims[] | select(.instance_id == $id) | .vf_address' "$DATA/gpu/vf-claims.json")
+		start=${EPOCHREALTIME/./}
+		rc=0
+		pick --profile "$P12" --claim "i-$i" --configure >/dev/null 2>&1 || rc=$?
+		echo "$vf $start $rc" >>"$T/configured"
+	done
+	wait "$q"
+	[ "$(wc -l <"$T/quarantined")" -eq 16 ]
+	# A configure that started after the quarantine was durable must
+	# have been refused, and its VF left free.
+	late=0
+	while read -r vf start rc; do
+		qt=$(awk -v v="$vf" '$1 == v { print $2 }' "$T/quarantined")
+		if [ "$start" -gt "$qt" ]; then
+			late=$((late + 1))
+			[ "$rc" -eq 1 ] || { echo "configured $vf after its quarantine"; false; }
+			[ "$(current "$vf")" = 0 ]
+		fi
+		[ "$rc" -eq 0 ] || [ "$rc" -eq 1 ]
+	done <"$T/configured"
+	[ "$late" -gt 0 ]
+}
