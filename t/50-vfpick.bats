@@ -402,6 +402,8 @@ two_vfs() {
 		done <"$T/order"
 	) 3>&- &
 	q=$!
+	# Start once one quarantine is durable, so some configures are late.
+	wait_for test -s "$T/quarantined"
 	for i in $(seq 1 16); do
 		vf=$(jq -r --arg id "i-$i" '.claims[] | select(.instance_id == $id) | .vf_address' "$DATA/gpu/vf-claims.json")
 		start=${EPOCHREALTIME/./}
