@@ -160,6 +160,7 @@ unavailable(struct run *r, const char *why)
 static void
 load_state(struct run *r)
 {
+	char why[PATH_MAX + 128];
 	size_t skipped = 0;
 
 	if (store_init(&r->store, r->conf.data_dir) == -1)
@@ -169,7 +170,9 @@ load_state(struct run *r)
 		if (errno == EWOULDBLOCK)
 			die(EX_TEMPFAIL, "timed out waiting for the store lock",
 			    "{s:s}", "path", r->store.lock_path);
-		unavailable(r, strerror(errno));
+		snprintf(why, sizeof(why), "lock %s: %s", r->store.lock_path,
+		    strerror(errno));
+		unavailable(r, why);
 	} else if (health_load(&r->store, &r->health,
 	    r->conf.threshold) == -1) {
 		unavailable(r, r->store.why);
