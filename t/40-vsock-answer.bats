@@ -14,9 +14,11 @@ setup() {
 teardown() {
 	if [ -n "${ANSWER_PID:-}" ]; then
 		kill -KILL "$ANSWER_PID" 2>/dev/null || true
+		wait "$ANSWER_PID" 2>/dev/null || true
 	fi
 	if [ -n "${HOLD_PID:-}" ]; then
 		kill -KILL "$HOLD_PID" 2>/dev/null || true
+		wait "$HOLD_PID" 2>/dev/null || true
 	fi
 }
 

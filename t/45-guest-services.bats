@@ -32,6 +32,7 @@ teardown() {
 	runit_teardown
 	if [ -n "${HOLD_PID:-}" ]; then
 		kill -KILL "$HOLD_PID" 2>/dev/null || true
+		wait "$HOLD_PID" 2>/dev/null || true
 	fi
 }
 
