@@ -208,6 +208,27 @@ stream_line(struct kmsg_reader *r, const char *p, size_t n)
 }
 
 /*
+ * Finds the needle by its last byte, '!', which is rare in kernel logs:
+ * memchr runs at memory speed, where memmem or splitting every line is
+ * several times slower than grep. Text full of '!' only costs a memcmp
+ * per '!'.
+ */
+static const char *
+find_needle(const char *p, const char *end)
+{
+	const char *bang = p + NEEDLE_LEN - 1;
+
+	while (bang < end && (bang = memchr(bang, '!',
+	    (size_t)(end - bang))) != NULL) {
+		if (memcmp(bang - (NEEDLE_LEN - 1), KMSG_NEEDLE,
+		    NEEDLE_LEN - 1) == 0)
+			return bang - (NEEDLE_LEN - 1);
+		bang++;
+	}
+	return NULL;
+}
+
+/*
  * Scans a block of whole lines. Only a line that contains the needle can
  * match, so the block is searched for the needle rather than split into
  * lines: this keeps a 1,000,000-line file near grep's speed.
@@ -217,8 +238,7 @@ stream_block(struct kmsg_reader *r, const char *p, size_t n)
 {
 	const char *end = p + n, *hit, *ls, *le;
 
-	while ((hit = memmem(p, (size_t)(end - p), KMSG_NEEDLE,
-	    NEEDLE_LEN)) != NULL) {
+	while ((hit = find_needle(p, end)) != NULL) {
 		ls = memrchr(p, '\n', (size_t)(hit - p));
 		ls = ls != NULL ? ls + 1 : p;
 		le = memchr(hit, '\n', (size_t)(end - hit));
