@@ -575,7 +575,9 @@ cmd_check(struct ctx *c)
 	store_unlock(&c->s);
 	health_free(&h);
 	claims_free(&cl);
-	return rc ? (emit(out), rc) : emit(out);
+	if (emit(out) != 0 && rc == 0)
+		rc = EX_IOERR;
+	return rc;
 }
 
 static int
@@ -1628,7 +1630,7 @@ parse_opts(struct ctx *c, int argc, char **argv, bool sub)
 	while ((opt = getopt_long(argc, argv, "+c:", opts, NULL)) != -1) {
 		if (cli_option(&c->cli, opt, optarg))
 			continue;
-		if (opt == '?' || opt == ':')
+		if (opt == '?')
 			cli_usage_error(&c->cli, NULL);
 		if (!sub)
 			cli_usage_error(&c->cli, "a command's options come "
