@@ -180,6 +180,8 @@ two_vfs() {
 	vf=$(jq -r .vf_address <<<"$line")
 	at=$(jq -r .claimed_at <<<"$line")
 	[[ "$at" =~ ^20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]*[1-9])?Z$ ]]
+	age=$(($(date +%s) - $(date -d "$at" +%s)))
+	[ "$age" -ge 0 ] && [ "$age" -le 5 ]
 	run jq -c '.claims[0]' "$DATA/gpu/vf-claims.json"
 	assert_output "{\"vf_address\":\"$vf\",\"instance_id\":\"i-1\",\"claimed_at\":\"$at\",\"profile\":\"NVIDIA L40S-12Q\",\"type_id\":\"1160\",\"vsock\":\"vsock:42:2222\",\"control_socket\":\"/run/vm/i-1/qmp.sock\"}"
 	[ "$(jq -r .instance_id <<<"$line")" = i-1 ]
@@ -426,4 +428,17 @@ two_vfs() {
 		[ "$rc" -eq 0 ] || [ "$rc" -eq 1 ]
 	done <"$T/configured"
 	[ "$late" -gt 0 ]
+}
+
+@test "vfstore release frees the claimed VF for the next pick" {
+	command -v vfstore >/dev/null || skip "vfstore not built yet"
+	mk_card "$SYSFS" $E3
+	mk_vf "$SYSFS" $E3 0000:e3:00.4
+	pick --profile "$P12" --claim i-1 --configure >/dev/null 2>&1
+	run -1 --separate-stderr pick --profile "$P12" --claim i-2
+	run -0 --separate-stderr vfstore --data-dir "$DATA" --sysfs-root "$SYSFS" \
+	    release --instance i-1 --deconfigure --proc-root "$T"
+	[ "$(current 0000:e3:00.4)" = 0 ]
+	run -0 --separate-stderr pick --profile "$P12" --claim i-2
+	[ "$(jq -r .vf_address <<<"$output")" = 0000:e3:00.4 ]
 }
