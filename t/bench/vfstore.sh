@@ -21,7 +21,9 @@ FLOOR=${VFS_BUILD:-build}/bench/vfstore-floor
 LINES=${VFSTORE_BENCH_LINES:-100000}
 
 now() { date +%s.%N; }
-elapsed() { echo "$(now) - $1" | bc -l; }
+# calc EXPR: floating-point arithmetic (awk, so bc is not needed).
+calc() { awk "BEGIN { print $1 }"; }
+elapsed() { calc "$(now) - $1"; }
 
 # store DIR [N]: an N-record store (default 1,024), half quarantined,
 # half with one tally.
@@ -88,11 +90,11 @@ bench_apply() {
 	[ "$(wc -l <"$W/answers")" -eq "$LINES" ] || { echo "apply: wrong answer count"; return 1; }
 	changed=$(grep -c -e '"recorded"' -e '"quarantined"' -e '"cleared":[1-9]' -e '"error"' "$W/answers" || true)
 	[ "$changed" -eq 0 ] || { echo "apply: $changed answers were not no-ops"; return 1; }
-	rate=$(echo "$LINES / $s" | bc)
+	rate=$(calc "int($LINES / $s)")
 	printf 'apply no-op lines/s: %d (ratio %.2f against the 50000 lines/s target measured in the same run; target >= 1.00)\n' \
-	    "$rate" "$(echo "$rate / 50000" | bc -l)"
+	    "$rate" "$(calc "$rate / 50000")"
 	printf 'apply peak RSS KiB: %d (ratio %.2f against the 4096 KiB target; target <= 1.00)\n' \
-	    "$rss" "$(echo "$rss / 4096" | bc -l)"
+	    "$rss" "$(calc "$rss / 4096")"
 }
 
 # per_run_ms N CMD...: mean wall milliseconds of N runs of CMD.
@@ -101,7 +103,7 @@ per_run_ms() {
 	shift
 	t=$(now)
 	for ((i = 0; i < n; i++)); do "$@" >/dev/null 2>&1; done
-	echo "$(elapsed "$t") * 1000 / $n" | bc -l
+	calc "$(elapsed "$t") * 1000 / $n"
 }
 
 bench_noop_report() {
@@ -114,7 +116,7 @@ bench_noop_report() {
 	    0000:40:01.0 i-0 2026-08-20T15:00:00Z)
 	grep -q '"i-0"' "$W/b/gpu/vf-health.json"
 	printf 'no-op report-failure ms, %d records: %.3f (ratio %.1fx faster against flock+jq at %.3f ms measured in the same run; target >= 50x)\n' \
-	    "$n" "$ours" "$(echo "$ref / $ours" | bc -l)" "$ref"
+	    "$n" "$ours" "$(calc "$ref / $ours")" "$ref"
 }
 
 bench_mutating_report() {
@@ -127,12 +129,12 @@ bench_mutating_report() {
 		bin/vfstore -c "$W/c.conf" --data-dir "$W/c" report-failure \
 		    --vf 0000:40:01.0 --instance "m-$i" --assigned-at x >/dev/null 2>&1
 	done
-	ours=$(echo "$(elapsed "$t") * 1000 / $n" | bc -l)
+	ours=$(calc "$(elapsed "$t") * 1000 / $n")
 	[ "$(jq '.records[0].failures | length' "$W/c/gpu/vf-health.json")" -eq $((n + 1)) ]
 	size=$(stat -c %s "$W/c/gpu/vf-health.json")
 	floor=$("$FLOOR" "$W/c/gpu/floor.json" "$size" "$n")
 	printf 'mutating report-failure ms, %d records: %.3f (ratio %.2f against the durability floor of %.3f ms for %d bytes measured in the same run; target <= 1.50)\n' \
-	    "$recs" "$ours" "$(echo "$ours / $floor" | bc -l)" "$floor" "$size"
+	    "$recs" "$ours" "$(calc "$ours / $floor")" "$floor" "$size"
 }
 
 bench_apply
