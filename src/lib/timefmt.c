@@ -10,6 +10,9 @@
 
 /* Seconds from 0001-01-01T00:00:00Z (Go's zero time) to the epoch. */
 #define ZERO_TIME_SEC (-62135596800LL)
+/* The instants RFC 3339 can write in UTC: 0000-01-01 to 9999-12-31. */
+#define MIN_TIME_SEC (-62167219200LL)
+#define MAX_TIME_SEC (253402300799LL)
 
 /* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar. */
 static long long
@@ -153,6 +156,13 @@ timefmt_parse(const char *s, struct timespec *ts)
 	ts->tv_sec = (time_t)(days_from_civil(y, (unsigned)mo, (unsigned)d) *
 	    86400LL + h * 3600LL + mi * 60LL + sec - off);
 	ts->tv_nsec = nsec;
+	/* An offset can move a valid local time out of years 0000-9999 in
+	 * UTC (9999-12-31T23:59:59-00:01), which cannot be written back: a
+	 * store holding one would load but never save. Refuse it on read. */
+	if (ts->tv_sec < MIN_TIME_SEC || ts->tv_sec > MAX_TIME_SEC) {
+		errno = EINVAL;
+		return -1;
+	}
 	return 0;
 }
 
