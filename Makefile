@@ -148,3 +148,62 @@ clean:
 .PHONY: all deps check check-asan lint-man demo bench install clean test-aids
 
 -include $(LIB_OBJS:.o=.d) $(PROG_SRCS:src/%.c=$(BUILD)/prog/%.d)
+
+# --- Proof under fire: fuzzing, torture, valgrind (t/fuzz, t/torture) ----
+#   make fuzz FUZZ_SECONDS=N   build the libFuzzer targets with clang and run
+#                              each N seconds (default 60); logs, corpora and
+#                              findings under build-fuzz/
+#   make fuzz-build            only build them (build-fuzz/fuzz/fuzz-NAME)
+#   make torture TORTURE_SECONDS=N   concurrent store mutations, kill -9 and
+#                              injected persist failures (default 60)
+#   make check-valgrind        end-to-end tests with every program (and the
+#                              fuzz replays) under valgrind memcheck
+# The same t/fuzz/fuzz-NAME.c is linked with t/fuzz/replay.c in the normal
+# and ASan builds (BUILD/fuzz/fuzz-NAME), where t/85-fuzz-regress.bats
+# replays the committed corpora and regressions.
+FUZZ_SRCS := $(sort $(wildcard t/fuzz/fuzz-*.c))
+FUZZ_NAMES := $(FUZZ_SRCS:t/fuzz/fuzz-%.c=%)
+FUZZERS := $(FUZZ_SRCS:t/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_BUILD ?= build-fuzz
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_ENGINE ?= replay
+ifeq ($(FUZZ_ENGINE),libfuzzer)
+FUZZ_MAIN =
+FUZZ_LINK = -fsanitize=fuzzer
+else
+FUZZ_MAIN = t/fuzz/replay.c
+FUZZ_LINK =
+endif
+TORTURE_SECONDS ?= 60
+VALGRIND_BATS ?= $(sort $(wildcard t/9[01]-*.bats)) t/85-fuzz-regress.bats
+
+$(BUILD)/fuzz/%: t/fuzz/%.c t/fuzz/fuzz.h $(FUZZ_MAIN) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -It/fuzz $(ALL_LDFLAGS) \
+		$(FUZZ_LINK) -o $@ $< $(FUZZ_MAIN) $(LIB) $(DEPS_LIBS) $(LDLIBS)
+
+test-aids: $(FUZZERS)
+
+fuzzers: $(FUZZERS)
+
+fuzz-build:
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) \
+		BIN=$(FUZZ_BUILD)/bin SAN=1 CC=$(FUZZ_CC) \
+		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link" \
+		FUZZ_ENGINE=libfuzzer fuzzers
+
+fuzz: fuzz-build
+	@sh t/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
+torture: deps
+	@$(MAKE) --no-print-directory test-aids
+	@bash t/torture/torture.sh -d $(TORTURE_SECONDS)
+
+check-valgrind: deps
+	@$(MAKE) --no-print-directory test-aids
+	@sh t/torture/valgrind-check.sh "$(BUILD)" "$(BIN)" $(VALGRIND_BATS)
+
+.PHONY: fuzz fuzz-build fuzzers torture check-valgrind
+
+-include $(wildcard $(BUILD)/fuzz/*.d)
