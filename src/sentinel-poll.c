@@ -259,6 +259,25 @@ targets_find(const struct targets *ts, const char *instance_id)
 	return NULL;
 }
 
+/* Copies the ledger's claims. 0 or -1/ENOMEM. */
+static int
+targets_from_claims(const struct claims *c, struct targets *ts)
+{
+	struct target t = { 0 };
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		t.vf = c->v[i].vf;
+		t.instance_id = c->v[i].instance_id;
+		t.claimed_at = c->v[i].claimed_at;
+		t.vsock = c->v[i].vsock;
+		t.control_socket = c->v[i].control_socket;
+		if (targets_add(ts, &t) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 /* The claims ledger, under a shared lock. 0, or -1 with why set. */
 static int
 targets_from_ledger(const struct poller *p, struct targets *ts, char *why,
@@ -266,9 +285,7 @@ targets_from_ledger(const struct poller *p, struct targets *ts, char *why,
 {
 	struct store s;
 	struct claims c = { 0 };
-	struct target t = { 0 };
 	int rc = -1;
-	size_t i;
 
 	if (store_init(&s, p->conf.data_dir) == -1) {
 		snprintf(why, whylen, "data dir: %s", strerror(errno));
@@ -278,23 +295,12 @@ targets_from_ledger(const struct poller *p, struct targets *ts, char *why,
 		snprintf(why, whylen, "%s", s.why);
 		return -1;
 	}
-	if (claims_load(&s, &c) == -1) {
+	if (claims_load(&s, &c) == -1)
 		snprintf(why, whylen, "%s", s.why);
-		goto out;
-	}
-	for (i = 0; i < c.n; i++) {
-		t.vf = c.v[i].vf;
-		t.instance_id = c.v[i].instance_id;
-		t.claimed_at = c.v[i].claimed_at;
-		t.vsock = c.v[i].vsock;
-		t.control_socket = c.v[i].control_socket;
-		if (targets_add(ts, &t) == -1) {
-			snprintf(why, whylen, "%s", strerror(errno));
-			goto out;
-		}
-	}
-	rc = 0;
-out:
+	else if (targets_from_claims(&c, ts) == -1)
+		snprintf(why, whylen, "%s", strerror(errno));
+	else
+		rc = 0;
 	claims_free(&c);
 	store_unlock(&s);
 	return rc;
@@ -894,7 +900,7 @@ check_round(struct poller *p, size_t *busy)
 		if (c->fd != -1 && c->deadline < first)
 			first = c->deadline;
 	}
-	if (wait_fds(p->pfds, p->concurrency, first - now) <= 0 &&
+	if (wait_fds(p->pfds, p->concurrency, first - now) == -1 &&
 	    errno == EINTR)
 		return;
 	now = io_now_ms();
