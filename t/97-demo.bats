@@ -55,6 +55,11 @@ wedged_vf() {
 @test "vm-2 was reached through the hybrid-vsock proxy" {
 	run -0 grep -c 'vfpick .*--claim vm-2 .*--vsock hvsock:.*/vm-2/vmm.vsock:2222' "$DEMO_OUT"
 	assert_output 1
+	# The hand-made query through the proxy: the VMM's OK, then the
+	# guest's answer.
+	run -0 grep -A 2 "^\$ printf 'CONNECT 2222" "$DEMO_OUT"
+	assert_line --index 1 'OK 1073741824'
+	assert_line --index 2 '{"state":"FAILED","failure_message":"NVRM: GPU 0000:00:03.0: RmInitAdapter failed! (0x22:0x65:884)"}'
 }
 
 @test "placement then avoids the wedged VF and its card" {

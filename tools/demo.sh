@@ -236,6 +236,9 @@ main() {
 	jq -c 'select(.level == "error" and .vf == "'"$WEDGED"'") | {level, msg, vf, instance_id, failures}' \
 	    "$D/logs/sentinel.log" | head -n 1
 	cmd "vfstore show --vf $WEDGED | jq ." || fail "vfstore show"
+	say "What the sentinel asks, by hand through vm-2's hybrid vsock:"
+	cmd "printf 'CONNECT 2222\\n{\"method\":\"GetGPUInitStatus\"}\\n' | socat -t 2 - UNIX-CONNECT:$D/vm-2/vmm.vsock" ||
+	    fail "no answer through the hybrid vsock"
 	stop_vm vm-2
 
 	step "4. Placement now avoids the VF and its card"
