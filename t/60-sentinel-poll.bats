@@ -314,3 +314,30 @@ changed_assignment() {
 	[ $((($(date +%s%N) - t0) / 1000000)) -lt 1000 ]
 	grep -q 'stdout reader went away' "$T/err"
 }
+
+@test "sentinel-poll: a bad or unreachable endpoint is an rpc_error" {
+	{
+		target 0000:e3:00.4 i-1 "$TS1" "vsock:nope"
+		target 0000:e3:00.5 i-2 "$TS1" "tcp:127.0.0.1:22"
+		# CID 1 is the local CID: no loopback transport here (or no
+		# AF_VSOCK at all), so the connect fails or times out.
+		target 0000:e3:00.6 i-3 "$TS1" "vsock:1:2222"
+	} >"$TARGETS"
+	run -0 --separate-stderr poll_once --timeout 1
+	assert_equal "$(checks_of)" "rpc_error 0000:e3:00.4 i-1
+rpc_error 0000:e3:00.5 i-2
+rpc_error 0000:e3:00.6 i-3"
+	assert_line --partial '"instance_id":"i-1","assigned_at":"2026-08-20T15:00:00Z","error":"invalid endpoint"'
+}
+
+@test "sentinel-poll: a ledger lock held too long is a list_error" {
+	mkdir -p "$DATA/gpu"
+	echo '{"version":1,"claims":[]}' >"$DATA/gpu/vf-claims.json"
+	: >"$DATA/gpu/lock"
+	flock -x "$DATA/gpu/lock" sleep 5 3>&- &
+	bg_track $!
+	sleep 0.2
+	run -0 --separate-stderr sentinel-poll --sysfs-root "$SYSFS" \
+	    --data-dir "$DATA" --lock-timeout 1 --once
+	assert_output --regexp '^\{"check":"list_error","error":"lock .*timed out'
+}
