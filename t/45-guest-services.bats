@@ -155,3 +155,29 @@ ms_since() {
 	[ "$(runit_log vfsentinel-kmsg | grep -c '"level":"info"')" -ge 1 ]
 	runit_log vfsentinel-probe | grep -q 'GPU init probe disabled'
 }
+
+@test "shutdown: every runsv exits, settled or running, none is left behind" {
+	mkfifo "$T/kmsgfifo"
+	sleep 600 >"$T/kmsgfifo" 3>&- &
+	HOLD_PID=$!
+	guest_services
+	runit_env vfsentinel-kmsg VFSENTINEL_KMSG "$T/kmsgfifo"
+	echo 0 >"$T/smi_rc"
+	runit_start
+	wait_long answer_state_is OK
+	runit_wait_stat vfsentinel-probe down 100
+	runit_wait_stat vfsentinel-kmsg run
+	kill -TERM "$RUNIT_PID"
+	wait "$RUNIT_PID" || true
+	RUNIT_PID=
+	# One at a time, producers first, so kmsg-watch sees only the TERM
+	# (not its FIFO reader going away) and exits 0: its finish must not
+	# turn the pending exit into a plain down.
+	for s in vfsentinel-kmsg vfsentinel-probe vfsentinel-answer; do
+		run sv -w 5 force-shutdown "$RUNIT_SV/$s"
+		wait_for eval "! sv status '$RUNIT_SV/$s' >/dev/null 2>&1"
+	done
+	run -1 sv status "$RUNIT_SV/vfsentinel-kmsg"
+	assert_output --partial "runsv not running"
+	runit_log vfsentinel-kmsg | grep -q '"level"'
+}
