@@ -91,7 +91,10 @@ install_signals(void)
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;	/* no SA_RESTART: poll returns EINTR */
+	/* SA_RESTART lets a blocked write finish its line; poll(2) is
+	 * never restarted, so the wait loops still see the flag at once. */
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
