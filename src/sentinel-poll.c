@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -1244,12 +1245,36 @@ setup_signals(void)
 	sigdelset(&run_mask, SIGINT);
 }
 
+/*
+ * Each check in flight holds one descriptor: raise the soft limit of
+ * open files toward the hard one if needed, else lower the concurrency
+ * (a check would otherwise fail with EMFILE).
+ */
+static void
+fit_fd_limit(struct poller *p)
+{
+	struct rlimit rl;
+	rlim_t want = (rlim_t)p->concurrency + 32;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur >= want || rl.rlim_cur <= 32)
+		return;
+	log_msg(LVL_WARN, "concurrency lowered to fit the open files limit",
+	    "{s:i, s:i}", "concurrency", (int)p->concurrency, "limit",
+	    (int)(rl.rlim_cur - 32));
+	p->concurrency = (unsigned)(rl.rlim_cur - 32);
+}
+
 static void
 poller_alloc(struct poller *p)
 {
 	char why[1100];
 	size_t i;
 
+	fit_fd_limit(p);
 	p->slots = calloc(p->concurrency, sizeof(*p->slots));
 	p->pfds = calloc(p->concurrency + 1, sizeof(*p->pfds));
 	if (p->log_source)

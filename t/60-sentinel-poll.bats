@@ -341,3 +341,11 @@ rpc_error 0000:e3:00.6 i-3"
 	    --data-dir "$DATA" --lock-timeout 1 --once
 	assert_output --regexp '^\{"check":"list_error","error":"lock .*timed out'
 }
+
+@test "sentinel-poll: concurrency is lowered to fit the open files limit" {
+	guests 'u*40=unknown'
+	for n in $(seq 0 39); do target 0000:e3:00.4 "i-$n" "$TS1" "unix:$G/u$n"; done >"$TARGETS"
+	run -0 --separate-stderr bash -c 'ulimit -n 48 && exec sentinel-poll --sysfs-root "$SYSFS" --targets "$TARGETS" --once --concurrency 1000'
+	[ "$(grep -c '"check":"unknown"' <<<"$output")" -eq 40 ]
+	[[ $stderr == *'concurrency lowered to fit the open files limit'*'"limit":16'* ]]
+}
