@@ -1,0 +1,75 @@
+#!/usr/bin/env bats
+# 85-fuzz-regress: every committed fuzz input (seed corpora in
+# t/fuzz/corpus/NAME, past findings in t/fuzz/regress/NAME) replayed
+# through the fuzz targets built with the project's compiler and
+# t/fuzz/replay.c: under ASan+UBSan in `make check-asan`, under valgrind
+# in `make check-valgrind` (VFS_VALGRIND=1). A replay aborts when a
+# parser property fails, so each input is a regression test.
+
+load helpers
+
+setup() {
+	vfs_setup
+}
+
+# replay NAME: runs BUILD/fuzz/fuzz-NAME over its corpus and regressions
+# and checks every file was replayed.
+replay() {
+	local name=$1 bin=$VFS_BUILD/fuzz/fuzz-$1 dirs=() n=0 d
+	for d in "$VFS_ROOT/t/fuzz/corpus/$name" "$VFS_ROOT/t/fuzz/regress/$name"; do
+		if [ -d "$d" ]; then
+			dirs+=("$d")
+			n=$((n + $(find "$d" -maxdepth 1 -type f ! -name '.*' | wc -l)))
+		fi
+	done
+	[ -x "$bin" ] || fail "no replay binary $bin (make test-aids)"
+	[ "$n" -gt 0 ] || fail "no committed inputs for $name"
+	if [ -n "${VFS_VALGRIND:-}" ]; then
+		run -0 valgrind -q --error-exitcode=99 --leak-check=full \
+			--errors-for-leak-kinds=definite,indirect "$bin" "${dirs[@]}"
+	else
+		run -0 "$bin" "${dirs[@]}"
+	fi
+	assert_output --partial "replayed $n inputs"
+}
+
+@test "every fuzz target has a replay binary and committed inputs" {
+	local src name
+	for src in "$VFS_ROOT"/t/fuzz/fuzz-*.c; do
+		name=${src##*/fuzz-}
+		name=${name%.c}
+		[ -x "$VFS_BUILD/fuzz/fuzz-$name" ] || fail "missing fuzz-$name"
+		[ -d "$VFS_ROOT/t/fuzz/corpus/$name" ] || fail "no corpus for $name"
+	done
+}
+
+@test "replay refuses a missing input with 66 and usage with 64" {
+	run -66 "$VFS_BUILD/fuzz/fuzz-hvsock" "$T/nothing-here"
+	run -64 "$VFS_BUILD/fuzz/fuzz-hvsock"
+}
+
+@test "fuzz corpus replays: kmsg record parser, matcher and reader" { replay kmsg; }
+@test "fuzz corpus replays: JSON-lines reader" { replay jsonl; }
+@test "fuzz corpus replays: vf-health.json loader and writer" { replay health; }
+@test "fuzz corpus replays: vf-claims.json loader and writer" { replay claims; }
+@test "fuzz corpus replays: creatable_vgpu_types" { replay vgpu-types; }
+@test "fuzz corpus replays: configuration file" { replay conf; }
+@test "fuzz corpus replays: vsock request parser" { replay guest-request; }
+@test "fuzz corpus replays: vsock reply parser" { replay guest-reply; }
+@test "fuzz corpus replays: hybrid-vsock OK line" { replay hvsock; }
+@test "fuzz corpus replays: console-marker matcher" { replay marker; }
+@test "fuzz corpus replays: console-log tail" { replay logtail; }
+@test "fuzz corpus replays: endpoints" { replay endpoint; }
+@test "fuzz corpus replays: RFC 3339 timestamps" { replay timefmt; }
+
+@test "finding timefmt/year-10000: a store with an unwritable timestamp is unavailable, not unsaveable" {
+	mkdir -p "$DATA/gpu"
+	cp "$VFS_ROOT/t/fuzz/regress/health/reported-at-year-10000" \
+		"$DATA/gpu/vf-health.json"
+	before=$(sha "$DATA/gpu/vf-health.json")
+	run -69 --separate-stderr vfstore --data-dir "$DATA" check
+	assert_output --partial '"status":"unavailable"'
+	run -69 --separate-stderr vfstore --data-dir "$DATA" report-failure \
+		--vf 0000:e3:00.4 --instance i-2 --assigned-at t2
+	[ "$(sha "$DATA/gpu/vf-health.json")" = "$before" ]
+}
