@@ -658,6 +658,27 @@ check_reply(struct poller *p, struct check *c, size_t len)
 	free(r);
 }
 
+/*
+ * Parses a target's endpoint. A vsock endpoint of just a CID dials the
+ * configured guest.vsock_port, the port vsock-answer listens on.
+ */
+static int
+parse_target_endpoint(const struct poller *p, const char *s,
+    struct endpoint *ep)
+{
+	char buf[64];
+	int n;
+
+	if (endpoint_parse(s, ep) == 0)
+		return 0;
+	if (strncmp(s, "vsock:", 6) != 0 || strchr(s + 6, ':') != NULL)
+		return -1;
+	n = snprintf(buf, sizeof(buf), "%s:%u", s, p->conf.vsock_port);
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return -1;
+	return endpoint_parse(buf, ep);
+}
+
 /* Opens the connection of one check. True if it is now in flight. */
 static bool
 check_start(struct poller *p, struct check *c, const struct target *t)
@@ -667,7 +688,7 @@ check_start(struct poller *p, struct check *c, const struct target *t)
 	c->sent = 0;
 	c->fd = -1;
 	c->deadline = io_now_ms() + p->timeout * 1000LL;
-	if (endpoint_parse(t->vsock, &c->ep) == -1) {
+	if (parse_target_endpoint(p, t->vsock, &c->ep) == -1) {
 		check_done(p, c, V_RPC_ERROR, "invalid endpoint");
 		return false;
 	}

@@ -322,12 +322,16 @@ changed_assignment() {
 		# CID 1 is the local CID: no loopback transport here (or no
 		# AF_VSOCK at all), so the connect fails or times out.
 		target 0000:e3:00.6 i-3 "$TS1" "vsock:1:2222"
+		# A bare CID dials guest.vsock_port: a connect, not a parse error.
+		target 0000:e3:00.7 i-4 "$TS1" "vsock:1"
 	} >"$TARGETS"
 	run -0 --separate-stderr poll_once --timeout 1
 	assert_equal "$(checks_of)" "rpc_error 0000:e3:00.4 i-1
 rpc_error 0000:e3:00.5 i-2
-rpc_error 0000:e3:00.6 i-3"
+rpc_error 0000:e3:00.6 i-3
+rpc_error 0000:e3:00.7 i-4"
 	assert_line --partial '"instance_id":"i-1","assigned_at":"2026-08-20T15:00:00Z","error":"invalid endpoint"'
+	refute_line --partial '"instance_id":"i-4","assigned_at":"2026-08-20T15:00:00Z","error":"invalid endpoint"'
 }
 
 @test "sentinel-poll: a ledger lock held too long is a list_error" {
