@@ -69,18 +69,22 @@ log_enabled(enum log_level level)
 	return level >= min_level;
 }
 
-/* Shortens a string value to limit bytes (on a UTF-8 boundary). */
+/* Shortens a string value to limit bytes (on a UTF-8 boundary). Steals
+ * v; returns a new reference. */
 static json_t *
 shorten(json_t *v, size_t limit)
 {
 	const char *s = json_string_value(v);
 	size_t len = json_string_length(v);
+	json_t *cut;
 
 	if (s == NULL || len <= limit)
-		return json_incref(v);
+		return v;
 	while (limit > 0 && ((unsigned char)s[limit] & 0xc0) == 0x80)
 		limit--;
-	return json_sprintf("%.*s...", (int)limit, s);
+	cut = json_sprintf("%.*s...", (int)limit, s);
+	json_decref(v);
+	return cut;
 }
 
 static json_t *
@@ -102,7 +106,7 @@ build(enum log_level level, const char *msg, json_t *ctx, size_t strmax)
 	json_object_set_new(rec, "prog", json_string(prog_name));
 	json_object_set_new(rec, "msg", shorten(json_string(msg), strmax));
 	json_object_foreach(ctx, key, v)
-		json_object_set_new(rec, key, shorten(v, strmax));
+		json_object_set_new(rec, key, shorten(json_incref(v), strmax));
 	return rec;
 }
 

@@ -32,7 +32,7 @@ struct vf_inventory {
 };
 
 /*
- * Lists every SYSFS_ROOT/sys/bus/pci/devices/* with
+ * Lists every SYSFS_ROOT/sys/bus/pci/devices/<dev> with
  * nvidia/creatable_vgpu_types. A VF whose files cannot be read is skipped
  * (and counted in *skipped if not NULL). 0 or -1/errno (devices dir
  * unreadable; a missing dir is an empty inventory).
