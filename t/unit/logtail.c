@@ -105,7 +105,7 @@ test_split_marker(void)
 
 	logtail_init(&t);
 	snprintf(buf, sizeof(buf), "%s\n[ 31.2] kernel says hi\n%s\n",
-	    half, FAILED_LINE + 60);
+	    half, &FAILED_LINE[60]);
 	feed(&t, buf);
 	ok(t.last == GUEST_MARKER_NONE,
 	    "a marker split by an interleaved line does not count");
