@@ -33,7 +33,7 @@ APID=$!
 PIDS="$PIDS $APID"
 socat UNIX-LISTEN:"$W/e.sock",fork PIPE 2>/dev/null &
 PIDS="$PIDS $!"
-for i in $(seq 100); do
+for _ in $(seq 100); do
 	[ -S "$W/a.sock" ] && [ -S "$W/e.sock" ] && break
 	sleep 0.05
 done

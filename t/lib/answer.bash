@@ -4,8 +4,11 @@
 # $T/s, the state file $T/state.json, the boot id file $T/boot_id and the
 # log $T/answer.log.
 
+# shellcheck disable=SC2034 # used by the test files
 REQ='{"method":"GetGPUInitStatus"}'
+# shellcheck disable=SC2034
 NVRM1='NVRM: GPU 0000:00:03.0: RmInitAdapter failed! (0x22:0x65:884)'
+# shellcheck disable=SC2034
 NVRM2='NVRM: GPU 0000:00:03.0: RmInitAdapter failed! (0x26:0xffff:1482)'
 
 # answer_setup: call from setup() after vfs_setup.
@@ -52,7 +55,7 @@ answer_fail() {
 
 # answer_state_is STATE: the server answers STATE (for wait_for).
 answer_state_is() {
-	[ "$(answer_query | jq -r .state)" = "$1" ]
+	[ "$(answer_query "$REQ" | jq -r .state)" = "$1" ]
 }
 
 # answer_hwm_below KB: the server's peak resident set size is below KB
