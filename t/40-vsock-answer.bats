@@ -365,3 +365,20 @@ marker_re() {
 	wait_for grep -q '"endpoint":"vsock:52223"' "$T/answer.log"
 	answer_stop
 }
+
+@test "a failed state-file write is retried within 5 s" {
+	LD_PRELOAD=$(fault_env) FAIL_rename=1 FAIL_MATCH=state.json \
+	    vsock-answer --events "$T/ev" --listen "unix:$SOCK" \
+	    --state-file "$T/state.json" --boot-id-file "$T/boot_id" \
+	    2>>"$T/answer.log" 3>&- &
+	ANSWER_PID=$!
+	wait_for answer_query >/dev/null
+	answer_fail "$NVRM1"
+	wait_for answer_state_is FAILED
+	[ ! -e "$T/state.json" ]
+	sleep 5.5
+	run -0 jq -r .state "$T/state.json"
+	assert_output FAILED
+	grep -q '"msg":"state file written"' "$T/answer.log"
+	answer_stop
+}
