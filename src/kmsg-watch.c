@@ -262,6 +262,8 @@ watch_open(struct watch *w)
 		log_msg(LVL_WARN, "cannot seek kmsg to end (may re-report old "
 		    "records)", "{s:s, s:s}", "path", w->path, "error",
 		    strerror(errno));
+	log_msg(LVL_INFO, "watching kmsg for GPU init failures", "{s:s, s:s}",
+	    "path", w->path, "from", w->opened_once ? "end" : "start");
 	w->opened_once = true;
 	w->read_first = S_ISCHR(st.st_mode) || S_ISREG(st.st_mode);
 	if (w->r.buf != NULL && w->r.lines == !S_ISCHR(st.st_mode)) {

@@ -35,12 +35,19 @@ teardown() {
 	run -64 --separate-stderr kmsg-watch extra-arg
 }
 
+@test "a configuration file that is missing is an error (78)" {
+	run -78 --separate-stderr kmsg-watch -c "$T/nope.conf" --no-pci-check --kmsg "$FIX/upstream.kmsg"
+	[ -z "$output" ]
+	[[ $stderr == *nope.conf* ]]
+}
+
 @test "the upstream example records: only kernel-facility RmInitAdapter failures come out" {
 	run -0 --separate-stderr kmsg-watch --no-pci-check --kmsg "$FIX/upstream.kmsg"
 	assert_output "$(cat "$FIX/upstream.expected")"
 	# Every log line is JSON with the fixed leading keys.
 	echo "$stderr" | jq -e -s 'all(.[]; .ts and .level and .prog == "kmsg-watch" and .msg)'
 	echo "$stderr" | jq -e -s 'map(select(.msg == "kmsg watch ended"))[0].matched == 5'
+	echo "$stderr" | jq -e -s 'map(select(.msg == "watching kmsg for GPU init failures"))[0].from == "start"'
 }
 
 @test "every failure record is reported; there is no dedup" {
@@ -170,6 +177,7 @@ for i in range(3000):
 	[ "$status" -eq 0 ] && [ "${#lines[@]}" -eq 30 ]
 	[ "$(printf '%s\n' "${lines[@]:0:n}")" = "$part" ]
 	[[ $err == *'"read kmsg failed (reopening)"'*'"Input/output error"'* ]]
+	[[ $err == *'"from":"start"'*'"from":"end"'* ]]
 }
 
 @test "the real /dev/kmsg: a userspace <3> record never comes out, kernel records do" {

@@ -49,6 +49,12 @@ on_path() {
 	run -64 --separate-stderr gpu-probe --retry-interval -1
 }
 
+@test "a configuration file that is missing is an error (78)" {
+	PATH=$(on_path ok) run -78 --separate-stderr gpu-probe -c "$T/nope.conf"
+	[ -z "$output" ]
+	[ ! -e "$ST/attempts" ]
+}
+
 @test "a driver that answers: gpu_init_ok with the output, one attempt, stdin /dev/null" {
 	PATH=$(on_path ok) run -0 --separate-stderr gpu-probe
 	assert_output '{"event":"gpu_init_ok","output":"GPU 0: NVIDIA L40S-12Q (UUID: GPU-6b2a0c1e-8a5f-4d5e-9c1a-000000000001)"}'
