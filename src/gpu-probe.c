@@ -311,7 +311,7 @@ attempt_wait(struct probe *p, struct attempt *a)
 			attempt_kill(a);
 			if (a->fd >= 0) {
 				attempt_drain(a);
-				close(a->fd);	/* a grandchild escaped the group */
+				close(a->fd);	/* nothing more is wanted */
 				a->fd = -1;
 			}
 			break;
@@ -326,15 +326,21 @@ attempt_wait(struct probe *p, struct attempt *a)
 	return p->stop == RUNNING ? 0 : -1;
 }
 
+static bool
+is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
 /* The output without surrounding white space (not NUL-terminated). */
 static const char *
 trimmed(const struct attempt *a, size_t *len)
 {
 	size_t s = 0, e = a->len;
 
-	while (s < e && strchr(" \t\r\n", a->out[s]) != NULL)
+	while (s < e && is_space(a->out[s]))
 		s++;
-	while (e > s && strchr(" \t\r\n", a->out[e - 1]) != NULL)
+	while (e > s && is_space(a->out[e - 1]))
 		e--;
 	*len = e - s;
 	return a->out + s;
