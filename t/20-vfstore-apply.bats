@@ -19,7 +19,6 @@ setup() {
 
 teardown() {
 	if [ -n "${APID:-}" ]; then kill "$APID" 2>/dev/null || true; fi
-	if [ -n "${HOLD:-}" ]; then kill "$HOLD" 2>/dev/null || true; fi
 }
 
 # check KIND VF ID AT [NVRM]: one check line as sentinel-poll writes it.
@@ -255,10 +254,7 @@ print(len(list(p(sys.stdin.read()))))' <"$PROM"
 
 @test "a lock held elsewhere answers errors for mutating reports only" {
 	rfail $VF A $AT1
-	flock -x "$LOCK" sleep 30 3>&- &
-	HOLD=$!
-	wait_for test -e "$LOCK"
-	sleep 0.3
+	hold_lock
 	{
 		check failed $VF A $AT1
 		check failed $VF B $AT2
@@ -268,5 +264,6 @@ print(len(list(p(sys.stdin.read()))))' <"$PROM"
 	assert_equal "$(jq -r .outcome <<<"${lines[0]}")" unchanged
 	assert_equal "$(jq -r .error <<<"${lines[1]}" | cut -c1-5)" "lock "
 	assert_equal "$(jq -r .cleared <<<"${lines[2]}")" 0
+	release_lock
 	assert_equal "$(tallies $VF)" A
 }

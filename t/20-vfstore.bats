@@ -261,17 +261,12 @@ setup() {
 }
 
 @test "a held lock makes mutators exit 75 after --lock-timeout" {
-	mkdir -p "$DATA/gpu"
-	flock -x "$LOCK" sleep 5 3>&- &
-	holder=$!
-	wait_for test -e "$LOCK"
-	sleep 0.2
+	hold_lock
 	SECONDS=0
 	run -75 --separate-stderr vs --lock-timeout 1 report-failure --vf $VF --instance A --assigned-at $AT1
 	assert [ "$SECONDS" -le 3 ]
 	assert_output ''
-	kill "$holder" 2>/dev/null || true
-	wait "$holder" 2>/dev/null || true
+	release_lock
 	assert_not_exists "$HEALTH"
 }
 
@@ -302,12 +297,9 @@ setup() {
 
 @test "success for a healthy VF answers at once while a writer holds the lock" {
 	rfail 0000:e3:00.5 A $AT1
-	flock -x "$LOCK" sleep 10 3>&- &
-	holder=$!
-	sleep 0.3
+	hold_lock
 	run -0 --separate-stderr vs --lock-timeout 5 report-success --vf $VF --instance A --assigned-at $AT1
 	assert_output '{"vf_address":"0000:e3:00.4","cleared":0,"rescinded":false}'
 	run -75 --separate-stderr vs --lock-timeout 1 report-success --vf 0000:e3:00.5 --instance A --assigned-at $AT1
-	kill "$holder"
-	wait "$holder" || true
+	release_lock
 }

@@ -54,3 +54,14 @@ tallies() {
 	jq -r --arg vf "$1" '.records[] | select(.vf_address == $vf) |
 	    [.failures[]?.instance_id] | join(" ")' "$HEALTH"
 }
+
+# hold_lock / release_lock: the test's own shell holds the store lock
+# exclusively on fd 8 (no helper process to clean up).
+hold_lock() {
+	mkdir -p "$DATA/gpu"
+	exec 8>"$LOCK"
+	flock -x 8
+}
+release_lock() {
+	exec 8>&-
+}
