@@ -92,6 +92,14 @@ on_path() {
 	[ "$(echo "$stderr" | grep -c '"GPU init probe attempt failed"')" -eq $((n - 1)) ]
 }
 
+@test "an attempt killed by a signal, or that cannot be executed, is a failed attempt" {
+	PATH=$(on_path crash) run -0 --separate-stderr gpu-probe --window 0
+	assert_line --index 0 '{"event":"gpu_probe_failed","error":"killed by signal 11: partial output"}'
+	PATH=$(on_path badinterp) run -0 --separate-stderr gpu-probe --window 0
+	[[ ${lines[0]} == '{"event":"gpu_probe_failed","error":"exit status 127: exec '*'No such file or directory"}' ]]
+	assert_line --index 1 '{"event":"gpu_probe_gave_up"}'
+}
+
 @test "the window is checked after an attempt: --window 0 makes exactly one" {
 	PATH=$(on_path fail) run -0 --separate-stderr gpu-probe --window 0
 	[ "${#lines[@]}" -eq 2 ]
