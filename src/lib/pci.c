@@ -132,12 +132,12 @@ check_ident(const char *devices, const char *name, char *why, size_t whylen)
 static int
 check_tree(const char *dir, char *why, size_t whylen)
 {
-	char devices[PATH_MAX];
+	char devices[PATH_MAX + 16];
 	struct dirent *e;
 	DIR *d;
 	int rc = 0;
 
-	snprintf(devices, sizeof(devices), "%s/devices", dir);
+	snprintf(devices, sizeof(devices), "%s/devices", dir);	/* fits */
 	d = opendir(devices);
 	if (d == NULL) {
 		set_why(why, whylen, "cannot open ", devices);
@@ -179,7 +179,7 @@ scan_nvidia(char *dir, char *why, size_t whylen)
 {
 	static struct pci_access *volatile pacc;
 	struct pci_dev *dev;
-	int found = 0;
+	volatile int found = 0;		/* set between setjmp and longjmp */
 
 	pacc = pacc_new(dir);
 	if (pacc == NULL) {
