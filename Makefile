@@ -176,7 +176,8 @@ FUZZ_MAIN = t/fuzz/replay.c
 FUZZ_LINK =
 endif
 TORTURE_SECONDS ?= 60
-VALGRIND_BATS ?= $(sort $(wildcard t/9[01]-*.bats)) t/85-fuzz-regress.bats
+VALGRIND_BATS ?= $(sort $(wildcard t/60-*pipeline*.bats t/9[01]-*.bats)) \
+	t/85-fuzz-regress.bats
 
 $(BUILD)/fuzz/%: t/fuzz/%.c t/fuzz/fuzz.h $(FUZZ_MAIN) $(LIB)
 	@mkdir -p $(@D)
