@@ -1360,14 +1360,6 @@ metrics_text(const struct apply *ap, struct prom *p)
 	for (k = 0; k < CK_N; k++)
 		prom_sample(p, name, (const char *[]){ "result",
 		    check_name[k], NULL }, (double)ap->checks[k]);
-	snprintf(name, sizeof(name), "%squarantined_vfs", ns);
-	prom_family(p, name, "gauge", "VFs quarantined in the health store.");
-	prom_sample(p, name, NULL, ap->unavailable ? 0 :
-	    (double)count_quarantined(&ap->cache));
-	snprintf(name, sizeof(name), "%svf_health_store_unavailable", ns);
-	prom_family(p, name, "gauge",
-	    "1 while the VF health store cannot be loaded or written.");
-	prom_sample(p, name, NULL, ap->unavailable || ap->persist_failed);
 }
 
 /*

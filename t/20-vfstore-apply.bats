@@ -130,13 +130,10 @@ answers() {
 	    "VF health state unavailable: unmarshal VF health state: '[' or '{' expected near 'not'"
 	assert_equal "$(sed -n 3p "$T/out" | jq -r .outcome)" counted
 	assert_equal "$(sha "$HEALTH")" "$sum"
-	wait_for grep -qx 'hypeman_instances_vgpu_vf_health_store_unavailable 1' "$PROM"
 	put_health '{"version":1,"records":[{"vf_address":"0000:e3:00.6","quarantined_at":"2026-08-20T00:00:00Z"}]}'
 	check failed $VF A $AT1 >&5
 	answers 4
 	assert_equal "$(sed -n 4p "$T/out" | jq -r .outcome)" recorded
-	wait_for grep -qx 'hypeman_instances_vgpu_vf_health_store_unavailable 0' "$PROM"
-	assert_equal "$(metric hypeman_instances_vgpu_quarantined_vfs)" 1
 	exec 5>&-
 	wait "$APID"
 	APID=
@@ -157,8 +154,9 @@ answers() {
 	assert_equal "$(metric 'hypeman_instances_vgpu_sentinel_checks_total{result="failed"}')" 3
 	assert_equal "$(metric hypeman_instances_vgpu_sentinel_init_failures_total)" 2
 	assert_equal "$(metric hypeman_instances_vgpu_sentinel_quarantines_total)" 1
-	assert_equal "$(metric hypeman_instances_vgpu_quarantined_vfs)" 1
-	assert_equal "$(metric hypeman_instances_vgpu_vf_health_store_unavailable)" 0
+	# The gauges belong to resources-report alone (SPEC 4.5): two files
+	# exporting one series make node_exporter reject the scrape.
+	run ! grep -q 'quarantined_vfs\|store_unavailable' "$PROM"
 	assert_equal "$(stat -c %a "$PROM")" 644
 	assert_equal "$(ls -A "$T/tf")" vfsentinel-sentinel.prom
 	if [ -x "$VFS_BUILD/tools/promtool" ]; then
@@ -167,7 +165,7 @@ answers() {
 		run -0 /usr/bin/python3 -c 'import sys
 from prometheus_client.parser import text_string_to_metric_families as p
 print(len(list(p(sys.stdin.read()))))' <"$PROM"
-		assert_output 5
+		assert_output 3
 	fi
 	exec 5>&-
 	wait "$APID"
