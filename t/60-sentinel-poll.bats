@@ -153,13 +153,14 @@ unknown 0000:e3:00.5 i-2"
 
 # A report is confirmed against the targets re-read after the poll.
 changed_assignment() {
-	guests slow=$1
-	target 0000:e3:00.4 i-1 "$TS1" "unix:$G/slow" >"$TARGETS"
+	local g=$1
+	guests "$g=$1"
+	target 0000:e3:00.4 i-1 "$TS1" "unix:$G/$g" >"$TARGETS"
 	poll_once >"$T/out" 2>"$T/err" 3>&- &
 	local pid=$!
-	wait_for hits_ge slow 1
+	wait_for hits_ge "$g" 1
 	if [ -n "$2" ]; then
-		target "$2" i-1 "$3" "unix:$G/slow" >"$TARGETS"
+		target "$2" i-1 "$3" "unix:$G/$g" >"$TARGETS"
 	else
 		: >"$TARGETS"
 	fi

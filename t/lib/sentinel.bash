@@ -47,7 +47,9 @@ guests() {
 	rm -f "$G/ready"
 	sentinel-guests "$G" "$@" 2>>"$T/guests.log" 3>&- &
 	bg_track $!
-	wait_for test -e "$G/ready"
+	# Up to 15 s: the test machine is shared and can be very busy.
+	wait_for test -e "$G/ready" || wait_for test -e "$G/ready" ||
+	    wait_for test -e "$G/ready"
 }
 
 # answer_guest NAME STATE: a real vsock-answer on unix:$G/NAME in STATE
