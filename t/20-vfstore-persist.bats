@@ -104,10 +104,17 @@ persist_fault() {
 	assert_output --partial quarantined
 }
 
-@test "persist fault: parent dir fsync -> 74 naming the step" {
-	persist_fault FAIL_fsync=1
+@test "persist fault: parent dir fsync (first write) -> 74, no file, retried next time" {
+	run -74 --separate-stderr env LD_PRELOAD="$(fault_env)" FAIL_fsync=1 \
+	    vfstore --data-dir "$DATA" report-failure --vf $VF --instance B --assigned-at $AT2
 	assert_equal "$(jq -r .error <<<"${stderr_lines[0]}")" "sync VF health state parent dir: Input/output error"
+	assert_not_exists "$HEALTH"
+	assert_not_exists "$HEALTH.tmp"
+	# No file yet, so the next write syncs the parent again: fail it too.
+	run -74 --separate-stderr env LD_PRELOAD="$(fault_env)" FAIL_fsync=1 \
+	    vfstore --data-dir "$DATA" report-failure --vf $VF --instance B --assigned-at $AT2
 	run -0 --separate-stderr rfail $VF B $AT2
+	assert_output --partial recorded
 }
 
 @test "persist fault: removing a stale temp file -> 74" {
@@ -126,7 +133,7 @@ persist_fault() {
 }
 
 @test "persist fault: fsync of the temp file -> 74" {
-	persist_fault FAIL_fsync=2
+	persist_fault FAIL_fsync=1
 	assert_equal "$(jq -r .error <<<"${stderr_lines[0]}")" "sync VF health state: Input/output error"
 }
 
@@ -144,7 +151,7 @@ persist_fault() {
 
 @test "persist fault: final dir fsync -> 74 with the complete new file in place" {
 	rfail $VF A $AT1
-	run -74 --separate-stderr env LD_PRELOAD="$(fault_env)" FAIL_fsync=3 \
+	run -74 --separate-stderr env LD_PRELOAD="$(fault_env)" FAIL_fsync=2 \
 	    vfstore --data-dir "$DATA" report-failure --vf $VF --instance B --assigned-at $AT2
 	assert_equal "$(jq -r .error <<<"${stderr_lines[0]}")" "sync VF health state dir: Input/output error"
 	assert_equal "$(tallies $VF)" "A B"
@@ -156,7 +163,7 @@ persist_fault() {
 @test "persist fault on a claims release -> 74 and the ledger is unchanged" {
 	put_claims '{"version":1,"claims":[{"vf_address":"0000:e3:00.4","instance_id":"i-1","claimed_at":"x"}]}'
 	sum=$(sha "$CLAIMS")
-	run -74 --separate-stderr env LD_PRELOAD="$(fault_env)" FAIL_fsync=2 \
+	run -74 --separate-stderr env LD_PRELOAD="$(fault_env)" FAIL_fsync=1 \
 	    vfstore --data-dir "$DATA" release --instance i-1
 	assert_equal "$(jq -r .error <<<"${stderr_lines[0]}")" "sync VF claims: Input/output error"
 	assert_equal "$(sha "$CLAIMS")" "$sum"
@@ -220,7 +227,7 @@ persist_fault() {
 
 @test "a success whose final dir fsync fails exits 74 with the cleared file in place" {
 	rfail $VF A $AT1
-	run -74 --separate-stderr env LD_PRELOAD="$(fault_env)" FAIL_fsync=3 \
+	run -74 --separate-stderr env LD_PRELOAD="$(fault_env)" FAIL_fsync=2 \
 	    vfstore --data-dir "$DATA" report-success --vf $VF --instance A --assigned-at $AT1
 	assert_equal "$(jq -r .error <<<"${stderr_lines[0]}")" "sync VF health state dir: Input/output error"
 	run -0 jq -c .records "$HEALTH"
@@ -232,7 +239,7 @@ persist_fault() {
 	put_health '{"version":1,"records":[{"vf_address":"0000:e3:00.4","failures":[{"instance_id":"a","assigned_at":"x","reported_at":"2026-08-20T00:00:00Z"},{"instance_id":"b","assigned_at":"y","reported_at":"2026-08-20T00:00:01Z"}]}]}'
 	sum=$(sha "$HEALTH")
 	quarantined $VF
-	run -74 --separate-stderr env LD_PRELOAD="$(fault_env)" FAIL_fsync=2 \
+	run -74 --separate-stderr env LD_PRELOAD="$(fault_env)" FAIL_fsync=1 \
 	    vfstore --data-dir "$DATA" report-failure --vf 0000:e3:00.5 --instance c --assigned-at z
 	assert_equal "$(sha "$HEALTH")" "$sum"
 	quarantined $VF

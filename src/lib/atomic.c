@@ -75,13 +75,24 @@ mkdir_p(const char *dir)
 	return 0;
 }
 
-/* Creates the file's directory if needed and syncs its parent, so that a
- * first-time creation of the directory is durable too. */
+/*
+ * Creates the file's directory if needed and, on the file's first write,
+ * syncs the directory's parent so that a first-time creation of the
+ * directory is durable too. Once the file exists a previous write got past
+ * this step (or the directory was made by hand), so later writes skip the
+ * extra journal commit; a failed parent sync leaves no file, so the next
+ * write retries it.
+ */
 static int
-prepare_dir(const char *dir, const char *parent, struct atomic_result *res)
+prepare_dir(const char *path, const char *dir, const char *parent,
+    struct atomic_result *res)
 {
+	struct stat st;
+
 	if (mkdir_p(dir) < 0)
 		return fail(res, "create dir");
+	if (lstat(path, &st) == 0)
+		return 0;
 	if (fsync_dir(parent) < 0)
 		return fail(res, "sync parent dir");
 	return 0;
@@ -136,7 +147,7 @@ atomic_write(const char *path, const void *buf, size_t len, mode_t mode,
 		errno = ENAMETOOLONG;
 		return fail(res, "create temp");
 	}
-	if (prepare_dir(dir, parent, res) < 0)
+	if (prepare_dir(path, dir, parent, res) < 0)
 		return -1;
 	if (write_temp(tmp, buf, len, mode, res) < 0)
 		return -1;
