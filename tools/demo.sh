@@ -154,7 +154,7 @@ place() {
 	local name=$1 ep=$2
 	shift 2
 	capture PLACED "vfpick --profile '$PROFILE' --claim $name --configure \
---vsock $ep --control-socket $D/$name/qmp.sock $*" ||
+--vsock $ep --control-socket $D/$name/qmp.sock${*:+ $*}" ||
 	    fail "vfpick could not place $name"
 	mkdir -p "$D/$name"
 }
