@@ -75,7 +75,10 @@ io_slurp(const char *path, size_t max, size_t *len)
 	ssize_t r;
 	int fd, saved;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Only state files are slurped: a symlink planted in their
+	 * directory is never followed (ELOOP), so the caller fails closed
+	 * instead of reading some other file as root. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return NULL;
 	buf = malloc(max + 2);

@@ -25,7 +25,8 @@ int io_set_nonblock(int fd, bool on);
 bool io_peer_gone(int fd);
 
 /* Reads a whole small file (at most max bytes) into a new NUL-terminated
- * buffer the caller owns (free()). NULL/errno on error; EFBIG when larger. */
+ * buffer the caller owns (free()). NULL/errno on error; EFBIG when larger;
+ * ELOOP when path is a symbolic link (state files are never followed). */
 char *io_slurp(const char *path, size_t max, size_t *len);
 
 /* Reads the first line of a small attribute file (sysfs, /proc) into buf,

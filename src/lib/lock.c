@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,7 +23,19 @@ lock_acquire(const char *path, bool exclusive, unsigned timeout_s)
 	struct timespec nap = { 0, 1000000 };	/* 1 ms, doubling to 32 ms */
 	int fd, saved, op = (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB;
 
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	/* Created 0644 whatever the umask (a service's chpst or an
+	 * operator's umask 077 would make it 0600), so that readers running
+	 * as another user can still take the shared lock. */
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+	    0644);
+	if (fd >= 0 && fchmod(fd, 0644) < 0) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	if (fd < 0 && errno == EEXIST)
+		fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0 && !exclusive && (errno == EACCES || errno == EROFS))
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
