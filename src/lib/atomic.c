@@ -57,22 +57,33 @@ split_dirs(const char *path, char *dir, char *parent)
 	return 0;
 }
 
+/*
+ * mkdir(dir, 0755) that ignores the umask (a umask of 077 from chpst or an
+ * operator's shell would make it 0700 and lock out readers running as
+ * another user); 0 also when dir exists.
+ */
+static int
+mkdir_0755(const char *dir)
+{
+	if (mkdir(dir, 0755) < 0)
+		return errno == EEXIST ? 0 : -1;
+	return chmod(dir, 0755);
+}
+
 /* mkdir -p: creates dir and any missing ancestors, mode 0755. */
 static int
 mkdir_p(const char *dir)
 {
 	char up[PATH_MAX];
 
-	if (mkdir(dir, 0755) == 0 || errno == EEXIST)
+	if (mkdir_0755(dir) == 0)
 		return 0;
 	if (errno != ENOENT)
 		return -1;
 	snprintf(up, sizeof(up), "%s", dir);
 	if (strcmp(dirname(up), dir) == 0 || mkdir_p(up) < 0)
 		return -1;
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return -1;
-	return 0;
+	return mkdir_0755(dir);
 }
 
 /*

@@ -899,6 +899,19 @@ store_init(struct store *s, const char *data_dir)
 	return 0;
 }
 
+/*
+ * mkdir(dir, 0755) that ignores the umask (a umask of 077 from chpst or an
+ * operator's shell would make it 0700 and lock out readers running as
+ * another user); 0 also when dir exists.
+ */
+static int
+mkdir_0755(const char *dir)
+{
+	if (mkdir(dir, 0755) < 0)
+		return errno == EEXIST ? 0 : -1;
+	return chmod(dir, 0755);
+}
+
 /* mkdir -p dir (mode 0755). */
 static int
 mkdir_p(char *dir)
@@ -906,7 +919,7 @@ mkdir_p(char *dir)
 	char *slash;
 	int rc;
 
-	if (mkdir(dir, 0755) == 0 || errno == EEXIST)
+	if (mkdir_0755(dir) == 0)
 		return 0;
 	if (errno != ENOENT)
 		return -1;
@@ -918,9 +931,7 @@ mkdir_p(char *dir)
 	*slash = '/';
 	if (rc < 0)
 		return -1;
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return -1;
-	return 0;
+	return mkdir_0755(dir);
 }
 
 /*
