@@ -20,7 +20,10 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <unistd.h>
 
 #include <pci/pci.h>
 
@@ -220,6 +223,73 @@ pci_has_nvidia(const char *sysfs_root, char *why, size_t whylen)
 	return scan_nvidia(dir, why, whylen);
 }
 
+/* Length of the line at p, newline excluded. */
+static size_t
+line_len(const char *p, const char *end)
+{
+	const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+	return (size_t)((nl != NULL ? nl : end) - p);
+}
+
+/*
+ * Finds the vendor and device names of vendor:device in libpci's own ID
+ * database (the pci.ids file pacc->id_file_name names) and formats them
+ * as pci_lookup_name() does, "VENDOR DEVICE". pci_lookup_name() first
+ * parses all of the file's ~30,000 entries into a hash (about 7 ms, most
+ * of a resources-report run); scanning the same file for the two lines
+ * takes a fraction of that. 0, or -1 when the file cannot be read or
+ * lacks the entry (the caller then asks libpci).
+ */
+static int
+ids_scan(const char *file, unsigned vendor, unsigned device, char *buf,
+    size_t len)
+{
+	char key[16], plain[PATH_MAX], *text, *end, *v, *p, *d = NULL;
+	size_t n, vlen, klen;
+	int rc = -1;
+
+	n = strlen(file);
+	if (n > 3 && strcmp(file + n - 3, ".gz") == 0) {
+		/* libpci reads NAME.gz, or NAME when that is missing (as on
+		 * Debian); a compressed database is left to libpci. */
+		if (access(file, F_OK) == 0 || n - 3 >= sizeof(plain))
+			return -1;
+		snprintf(plain, sizeof(plain), "%.*s", (int)(n - 3), file);
+		file = plain;
+	}
+	text = io_slurp(file, 64u << 20, &n);
+	if (text == NULL)
+		return -1;
+	end = text + n;
+	klen = (size_t)snprintf(key, sizeof(key), "\n%04x  ", vendor);
+	v = memmem(text, n, key, klen);
+	if (v == NULL)
+		goto out;
+	v += klen;
+	vlen = line_len(v, end);
+	klen = (size_t)snprintf(key, sizeof(key), "\n\t%04x  ", device);
+	/* The vendor's block: lines that start with a tab or '#'. */
+	p = v + vlen;
+	while (p < end - 1 && (p[1] == '\t' || p[1] == '#')) {
+		if ((size_t)(end - p) > klen && memcmp(p, key, klen) == 0) {
+			d = p + klen;
+			break;
+		}
+		p += 1 + line_len(p + 1, end);
+	}
+	/* An unlisted device of a listed vendor reads as libpci has it. */
+	if (d != NULL)
+		rc = snprintf(buf, len, "%.*s %.*s", (int)vlen, v,
+		    (int)line_len(d, end), d) > 0 ? 0 : -1;
+	else
+		rc = snprintf(buf, len, "%.*s Device %04x", (int)vlen, v,
+		    device) > 0 ? 0 : -1;
+out:
+	free(text);
+	return rc;
+}
+
 /* Looks up the name of one checked device without scanning the bus. */
 static int
 lookup_name(char *dir, const char *addr, char *buf, size_t len)
@@ -242,6 +312,12 @@ lookup_name(char *dir, const char *addr, char *buf, size_t len)
 	pci_init(pacc);
 	dev = pci_get_dev(pacc, (int)dom, (int)bus, (int)slot, (int)func);
 	pci_fill_info(dev, PCI_FILL_IDENT);
+	if (ids_scan(pacc->id_file_name, dev->vendor_id, dev->device_id,
+	    buf, len) == 0) {
+		pci_free_dev(dev);
+		pci_cleanup(pacc);
+		return 0;
+	}
 	name = pci_lookup_name(pacc, buf, (int)len, PCI_LOOKUP_VENDOR |
 	    PCI_LOOKUP_DEVICE | PCI_LOOKUP_NO_HWDB, dev->vendor_id,
 	    dev->device_id);
