@@ -36,7 +36,10 @@ lock_acquire(const char *path, bool exclusive, unsigned timeout_s)
 	}
 	if (fd < 0 && errno == EEXIST)
 		fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0 && !exclusive && (errno == EACCES || errno == EROFS))
+	/* flock(2) needs no write access: a lock file another user created
+	 * (root's vfstore, 0644) still serves a service running as the
+	 * dedicated user, exclusive or shared. */
+	if (fd < 0 && (errno == EACCES || errno == EROFS))
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -1;

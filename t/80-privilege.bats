@@ -1,0 +1,151 @@
+#!/usr/bin/env bats
+# 80-privilege: least privilege (issue "Proof under fire" 4). State files
+# are 0644 in 0755 directories whatever the umask; nothing follows a
+# symlink planted in DATA_DIR/gpu; the guest answer service drops root
+# to its dedicated user when that user exists (and runs as root when it
+# does not), with no capabilities and no_new_privs.
+
+load helpers
+load lib/store
+load lib/runit
+
+setup() {
+	vfs_setup
+	store_setup
+	mk_card "$SYSFS" 0000:e3:00.0
+	mk_vf "$SYSFS" 0000:e3:00.0 0000:e3:00.4
+	# A world-traversable place for the services that drop root (the
+	# bats temp dirs are 0700).
+	R=$(mktemp -d /tmp/vfs-priv.XXXXXX)
+	chmod 755 "$R"
+	runit_setup "$R/runit"
+}
+
+teardown() {
+	runit_teardown
+	rm -rf "$R"
+}
+
+mode() {
+	stat -c %a "$1"
+}
+
+@test "state files are created 0644 in 0755 directories even under umask 077" {
+	run -0 bash -c "umask 077; vfstore --data-dir '$DATA/new' report-failure \
+		--vf 0000:e3:00.4 --instance i-1 --assigned-at a1 &&
+		vfpick --data-dir '$DATA/new' --sysfs-root '$SYSFS' \
+		--profile 'NVIDIA L40S-12Q' --claim i-2"
+	[ "$(mode "$DATA/new")" = 755 ]
+	[ "$(mode "$DATA/new/gpu")" = 755 ]
+	[ "$(mode "$DATA/new/gpu/lock")" = 644 ]
+	[ "$(mode "$DATA/new/gpu/vf-health.json")" = 644 ]
+	[ "$(mode "$DATA/new/gpu/vf-claims.json")" = 644 ]
+}
+
+@test "a symlink planted at vf-health.json.tmp is replaced, never written through" {
+	mkdir -p "$DATA/gpu"
+	echo "precious" >"$T/victim"
+	ln -s "$T/victim" "$DATA/gpu/vf-health.json.tmp"
+	ln -s "$T/absent" "$DATA/gpu/vf-claims.json.tmp"
+	run -0 rfail 0000:e3:00.4 i-1 a1
+	run -0 vfpick --data-dir "$DATA" --sysfs-root "$SYSFS" \
+		--profile "NVIDIA L40S-12Q" --claim i-2
+	[ "$(cat "$T/victim")" = precious ]
+	assert_file_not_exists "$T/absent"
+	assert_file_not_exists "$DATA/gpu/vf-health.json.tmp"
+	[ "$(tallies 0000:e3:00.4)" = i-1 ]
+	[ "$(jq -r '.claims[0].instance_id' "$CLAIMS")" = i-2 ]
+}
+
+@test "a symlink planted at the lock is not followed: exit 74, nothing created" {
+	mkdir -p "$DATA/gpu"
+	ln -s "$T/planted-lock" "$LOCK"
+	run -74 --separate-stderr rfail 0000:e3:00.4 i-1 a1
+	assert_file_not_exists "$T/planted-lock"
+	assert_file_not_exists "$HEALTH"
+}
+
+@test "a symlinked store file is unavailable: nothing read through it, nothing written" {
+	mkdir -p "$DATA/gpu"
+	printf '{"version":1,"records":[]}' >"$T/elsewhere.json"
+	ln -s "$T/elsewhere.json" "$HEALTH"
+	before=$(sha "$T/elsewhere.json")
+	run -69 --separate-stderr vs check
+	assert_output --partial '"status":"unavailable"'
+	run -69 --separate-stderr rfail 0000:e3:00.4 i-1 a1
+	[ "$(sha "$T/elsewhere.json")" = "$before" ]
+	[ -L "$HEALTH" ]
+	ln -s "$T/elsewhere.json" "$CLAIMS.x" && mv "$CLAIMS.x" "$CLAIMS"
+	rm "$HEALTH"
+	run -69 --separate-stderr vfpick --data-dir "$DATA" --sysfs-root "$SYSFS" \
+		--profile "NVIDIA L40S-12Q" --claim i-3
+	[ "$(sha "$T/elsewhere.json")" = "$before" ]
+}
+
+# answer_service USER: vfsentinel-answer under runit on a Unix socket in
+# $R/run, with env/VFSENTINEL_USER=USER; sets APID when it answers.
+answer_service() {
+	runit_copy vfsentinel-answer
+	runit_test_path vfsentinel-answer
+	: >"$R/vfsentinel.conf"
+	runit_env vfsentinel-answer VFSENTINEL_CONF "$R/vfsentinel.conf"
+	runit_env vfsentinel-answer VFSENTINEL_USER "$1"
+	runit_env vfsentinel-answer VFSENTINEL_EVENTS "$R/run/events"
+	runit_env vfsentinel-answer VFSENTINEL_STATE_FILE "$R/run/gpu-init.json"
+	runit_env vfsentinel-answer VFSENTINEL_LISTEN "unix:$R/run/a.sock"
+	runit_start
+	runit_wait_stat vfsentinel-answer run
+	wait_for test -S "$R/run/a.sock"
+	APID=$(runit_pid vfsentinel-answer)
+}
+
+query() {
+	printf '%s\n' '{"method":"GetGPUInitStatus"}' |
+		socat -t 5 - "UNIX-CONNECT:$R/run/a.sock"
+}
+
+status_field() {
+	awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"
+}
+
+@test "vfsentinel-answer drops to its dedicated user: no root, no capabilities, no_new_privs" {
+	id nobody >/dev/null || skip "no user nobody"
+	answer_service nobody
+	[ "$(status_field "$APID" Uid)" = "$(id -u nobody)" ]
+	[ "$(status_field "$APID" CapEff)" = 0000000000000000 ]
+	[ "$(status_field "$APID" NoNewPrivs)" = 1 ]
+	run -0 query
+	assert_output '{"state":"UNKNOWN"}'
+	# It still does its whole job as that user: events in, state file out.
+	printf '%s\n' '{"event":"gpu_init_failed","seq":1,"ts_usec":2,"message":"NVRM: RmInitAdapter failed!"}' \
+		>"$R/run/events"
+	wait_for test -s "$R/run/gpu-init.json"
+	[ "$(stat -c %u "$R/run/gpu-init.json")" = "$(id -u nobody)" ]
+	run -0 query
+	assert_output --partial '"state":"FAILED"'
+}
+
+@test "vfsentinel-answer falls back to root when its user does not exist" {
+	! id vfs-no-such-user >/dev/null 2>&1
+	answer_service vfs-no-such-user
+	[ "$(status_field "$APID" Uid)" = 0 ]
+	[ "$(status_field "$APID" NoNewPrivs)" = 1 ]
+	run -0 query
+	assert_output '{"state":"UNKNOWN"}'
+}
+
+@test "a service user owning DATA_DIR/gpu mutates a store that root's vfstore created" {
+	id nobody >/dev/null || skip "no user nobody"
+	local d=$R/data
+	run -0 vfstore --data-dir "$d" report-failure --vf 0000:e3:00.4 \
+		--instance i-1 --assigned-at a1
+	[ "$(stat -c %U "$d/gpu/lock")" = root ]
+	chown nobody "$d/gpu"
+	# The lock stays root's 0644 file: flock needs no write access.
+	run -0 chpst -u nobody vfstore --data-dir "$d" report-failure \
+		--vf 0000:e3:00.4 --instance i-2 --assigned-at a2
+	assert_output --partial '"outcome":"quarantined"'
+	[ "$(stat -c %U "$d/gpu/vf-health.json")" = nobody ]
+	# And root can still take over again.
+	run -0 vfstore --data-dir "$d" clear --vf 0000:e3:00.4
+}
