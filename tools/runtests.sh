@@ -11,4 +11,4 @@ VFS_BIN=$bin
 VFS_ROOT=$(pwd)
 export VFS_BUILD VFS_BIN VFS_ROOT
 units=$(ls "$build"/unit/* 2>/dev/null | grep -v "\.d$" || true)
-exec prove ${PROVE_FLAGS:-} -e "sh $VFS_ROOT/tools/tapexec.sh" $units "$@"
+exec prove ${PROVE_FLAGS:---failures --comments --timer} -e "sh $VFS_ROOT/tools/tapexec.sh" $units "$@"
