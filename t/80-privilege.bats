@@ -137,6 +137,8 @@ status_field() {
 @test "a service user owning DATA_DIR/gpu mutates a store that root's vfstore created" {
 	id nobody >/dev/null || skip "no user nobody"
 	local d=$R/data
+	: >"$R/vfsentinel.conf"
+	export VFSENTINEL_CONF=$R/vfsentinel.conf
 	run -0 vfstore --data-dir "$d" report-failure --vf 0000:e3:00.4 \
 		--instance i-1 --assigned-at a1
 	[ "$(stat -c %U "$d/gpu/lock")" = root ]
