@@ -155,13 +155,17 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *p;
-	size_t len;
+	size_t len, chunk;
 
 	if (size < 1)
 		return 0;
 	p = expand(data + 1, size - 1, &len);
-	run_reader(p, len, data[0] < 16 ? (size_t)data[0] + 1 :
-	    (size_t)(data[0] - 15) * 277);
+	chunk = data[0] < 16 ? (size_t)data[0] + 1 :
+	    (size_t)(data[0] - 15) * 277;
+	/* At most ~64 writes per input keeps the fuzzer fast. */
+	if (chunk < len / 64)
+		chunk = len / 64;
+	run_reader(p, len, chunk);
 	free(p);
 	return 0;
 }
