@@ -42,6 +42,7 @@
 #include "io.h"
 #include "jsonl.h"
 #include "log.h"
+#include "sig.h"
 
 #define PROG "gpu-probe"
 #define OUTPUT_MAX 65536	/* output kept per attempt */
@@ -87,35 +88,11 @@ struct attempt {
 	int status;
 };
 
-static volatile sig_atomic_t got_signal;
-
-static void
-on_signal(int sig)
-{
-	got_signal = sig;
-}
-
-static void
-install_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	/* SA_RESTART lets a blocked write finish its line; poll(2) is
-	 * never restarted, so the wait loops still see the flag at once. */
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);	/* a write to a gone reader is EPIPE */
-}
-
 /* Sets p->stop when a signal came or the stdout reader went away. */
 static bool
 must_stop(struct probe *p)
 {
-	if (p->stop == RUNNING && got_signal)
+	if (p->stop == RUNNING && sig_stop)
 		p->stop = STOP_SIGNAL;
 	if (p->stop == RUNNING && io_peer_gone(STDOUT_FILENO))
 		p->stop = STOP_PEER;
@@ -526,7 +503,8 @@ main(int argc, char **argv)
 
 	log_init(PROG);
 	parse_args(argc, argv, &p);
-	install_signals();
+	sig_stop_install(true);
+	sig_ignore_pipe();
 	if (find_smi(&p) < 0)
 		probe_disabled(&p);
 	else

@@ -41,6 +41,7 @@
 #include "kmsg.h"
 #include "log.h"
 #include "pci.h"
+#include "sig.h"
 
 #define PROG "kmsg-watch"
 #define WAKE_MS 500		/* bound on noticing a signal that raced poll */
@@ -78,30 +79,6 @@ struct watch {
 	struct kmsg_reader r;
 };
 
-static volatile sig_atomic_t got_signal;
-
-static void
-on_signal(int sig)
-{
-	got_signal = sig;
-}
-
-static void
-install_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	/* SA_RESTART lets a blocked write finish its line; poll(2) is
-	 * never restarted, so the wait loops still see the flag at once. */
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);	/* a write to a gone reader is EPIPE */
-}
-
 /*
  * Waits up to ms for fd to be readable (fd -1: just waits), watching
  * stdout for its reader going away. Returns 1 readable, 0 timeout, -1
@@ -116,18 +93,18 @@ watch_wait(struct watch *w, int fd, int ms)
 	};
 	int n;
 
-	if (got_signal)
+	if (sig_stop)
 		w->stop = STOP_SIGNAL;
 	if (w->stop != RUNNING)
 		return -1;
 	n = poll(p, fd < 0 ? 1 : 2, ms);
-	if (n < 0 && !got_signal)
+	if (n < 0 && !sig_stop)
 		return 0;
 	if (n > 0 && p[0].revents & (POLLERR | POLLHUP | POLLNVAL)) {
 		w->stop = STOP_PEER;
 		return -1;
 	}
-	if (got_signal)
+	if (sig_stop)
 		w->stop = STOP_SIGNAL;
 	if (w->stop != RUNNING)
 		return -1;
@@ -164,7 +141,7 @@ watch_read(void *ctx, void *buf, size_t len)
 	int rc;
 
 	for (;;) {
-		if (got_signal)
+		if (sig_stop)
 			w->stop = STOP_SIGNAL;
 		if (ready && w->stop == RUNNING) {
 			n = read(w->fd, buf, len);
@@ -421,7 +398,8 @@ main(int argc, char **argv)
 		return 0;
 	}
 	w.r.ctx = &w;
-	install_signals();
+	sig_stop_install(true);
+	sig_ignore_pipe();
 	watch_run(&w);
 	code = exit_code(&w);
 	kmsg_reader_release(&w.r);

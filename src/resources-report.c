@@ -29,6 +29,7 @@
 #include "log.h"
 #include "pci.h"
 #include "prom.h"
+#include "sig.h"
 #include "store.h"
 #include "sysfs.h"
 
@@ -86,30 +87,6 @@ struct run {
 
 /* Static so that die() leaves every allocation reachable for LSan. */
 static struct run run;
-static volatile sig_atomic_t stop_requested;
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
-
-/* A report, once started, is finished: SIGTERM/SIGINT only set a flag
- * (runit's TERM never leaves a half-written textfile behind). */
-static void
-install_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-}
-
 static void
 parse_args(int argc, char **argv, struct run *r)
 {
@@ -509,7 +486,9 @@ main(int argc, char **argv)
 	log_init(PROG);
 	parse_args(argc, argv, r);
 	cli_finish(&r->cli, &r->conf);
-	install_signals();
+	/* A report, once started, is finished: SIGTERM/SIGINT only set a
+	 * flag (runit's TERM never leaves a half-written textfile behind). */
+	sig_stop_install(true);
 	load_state(r);
 	tally(r);
 	if (r->prometheus)
@@ -517,7 +496,7 @@ main(int argc, char **argv)
 	else
 		emit_json(r);
 	release(r);
-	if (stop_requested)
+	if (sig_stop)
 		log_msg(LVL_INFO, "finished the report before stopping", NULL);
 	cli_close_stdout();
 	return 0;

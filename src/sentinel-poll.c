@@ -46,6 +46,7 @@
 #include "jsonl.h"
 #include "log.h"
 #include "logtail.h"
+#include "sig.h"
 #include "store.h"
 #include "sysfs.h"
 
@@ -157,14 +158,6 @@ struct poller {
 	char *logbuf;			/* owned, LOGTAIL_LINE_MAX + 1 */
 	bool out_failed;		/* stdout broke: exit 74 */
 };
-
-static volatile sig_atomic_t stop_signal;
-
-static void
-on_signal(int sig)
-{
-	stop_signal = sig;
-}
 
 /* --- targets ------------------------------------------------------------ */
 
@@ -865,7 +858,7 @@ static bool peer_gone;			/* stdout's reader went away */
 static bool
 stopping(const struct poller *p)
 {
-	return stop_signal != 0 || peer_gone || p->out_failed;
+	return sig_stop != 0 || peer_gone || p->out_failed;
 }
 
 /* Waits in ppoll(2), the only place TERM/INT are delivered. */
@@ -1159,7 +1152,7 @@ run(struct poller *p)
 			wait_next_scan(p, start + p->interval * 1000LL);
 		if (p->out_failed || peer_gone)
 			return EX_IOERR;
-		if (p->once || stop_signal)
+		if (p->once || sig_stop)
 			return EX_OK;
 	}
 }
@@ -1249,21 +1242,10 @@ apply_defaults(struct poller *p)
 static void
 setup_signals(void)
 {
-	struct sigaction sa;
-	sigset_t block;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigprocmask(SIG_BLOCK, &block, &run_mask);
-	sigdelset(&run_mask, SIGTERM);
-	sigdelset(&run_mask, SIGINT);
+	sig_stop_install(false);
+	sig_ignore_pipe();
+	sig_stop_block(&run_mask);
+	sig_stop_unblocked(&run_mask);
 }
 
 /*

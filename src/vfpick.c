@@ -31,6 +31,7 @@
 #include "io.h"
 #include "jsonl.h"
 #include "log.h"
+#include "sig.h"
 #include "store.h"
 #include "sysfs.h"
 #include "timefmt.h"
@@ -91,29 +92,6 @@ struct run {
 
 /* Static so that die() leaves every allocation reachable for LSan. */
 static struct run run;
-static volatile sig_atomic_t stop_requested;
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
-
-/* A claim, once started, is finished: SIGTERM/SIGINT only set a flag. */
-static void
-install_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-}
-
 static void
 check_args(struct run *r)
 {
@@ -716,7 +694,8 @@ main(int argc, char **argv)
 	log_init(PROG);
 	parse_args(argc, argv, r);
 	cli_finish(&r->cli, &r->conf);
-	install_signals();
+	/* A claim, once started, is finished: a signal only sets a flag. */
+	sig_stop_install(true);
 	open_store(r);
 	load_state(r);
 	build_offered(r);
@@ -725,7 +704,7 @@ main(int argc, char **argv)
 	else
 		dry_run(r);
 	release(r);
-	if (stop_requested)
+	if (sig_stop)
 		log_msg(LVL_INFO, "finished the pick before stopping", NULL);
 	cli_close_stdout();
 	return 0;

@@ -37,6 +37,7 @@
 #include "jsonl.h"
 #include "log.h"
 #include "prom.h"
+#include "sig.h"
 #include "store.h"
 #include "sysfs.h"
 #include "timefmt.h"
@@ -104,8 +105,6 @@ enum outcome { OUT_UNCHANGED, OUT_RECORDED, OUT_QUARANTINED };
 static const char *const outcome_name[] = {
 	"unchanged", "recorded", "quarantined"
 };
-
-static volatile sig_atomic_t stopping;
 
 /* --- output ------------------------------------------------------------ */
 
@@ -1470,13 +1469,6 @@ batch_run(struct apply *ap)
 	return rc;
 }
 
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	stopping = 1;
-}
-
 /*
  * SIGTERM and SIGINT stay blocked except inside ppoll(), so a signal can
  * only end the wait for input, never a batch half-way. The 1 s timeout
@@ -1489,7 +1481,7 @@ wait_input(const sigset_t *waitmask)
 	struct timespec tick = { 1, 0 };
 
 	for (;;) {
-		if (stopping)
+		if (sig_stop)
 			return 1;
 		if (ppoll(&p, 1, &tick, waitmask) > 0)
 			return 0;
@@ -1503,19 +1495,9 @@ wait_input(const sigset_t *waitmask)
 static void
 signals_setup(sigset_t *waitmask)
 {
-	struct sigaction sa;
-	sigset_t block;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigprocmask(SIG_BLOCK, &block, waitmask);
-	sigdelset(waitmask, SIGTERM);
-	sigdelset(waitmask, SIGINT);
+	sig_stop_install(false);
+	sig_stop_block(waitmask);
+	sig_stop_unblocked(waitmask);
 }
 
 static int
@@ -1684,7 +1666,7 @@ main(int argc, char **argv)
 	if (store_init(&c.s, c.conf.data_dir) < 0)
 		die(EX_USAGE, "data dir path too long", "{s:s}", "data_dir",
 		    c.conf.data_dir);
-	signal(SIGPIPE, SIG_IGN);
+	sig_ignore_pipe();
 	rc = cmd->run(&c);
 	if (rc == EX_IOERR && ferror(stdout))
 		clearerr(stdout);

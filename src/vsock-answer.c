@@ -43,6 +43,7 @@
 #include "io.h"
 #include "jsonl.h"
 #include "log.h"
+#include "sig.h"
 #include "timefmt.h"
 
 #define PROG "vsock-answer"
@@ -109,15 +110,6 @@ struct answer {
 	unsigned long bad_events, evicted;
 	long long evict_logged_at;
 };
-
-static volatile sig_atomic_t stop;
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
 
 static void
 parse_args(struct answer *a, int argc, char **argv)
@@ -571,19 +563,9 @@ limits_set(struct answer *a)
 static void
 signals_set(sigset_t *old)
 {
-	struct sigaction sa;
-	sigset_t block;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigprocmask(SIG_BLOCK, &block, old);
+	sig_stop_install(false);
+	sig_ignore_pipe();
+	sig_stop_block(old);
 }
 
 static void
@@ -774,7 +756,7 @@ serve(struct answer *a, const sigset_t *mask)
 	long long ms;
 	nfds_t n;
 
-	while (!stop) {
+	while (!sig_stop) {
 		n = poll_prepare(a, &ms);
 		ts.tv_sec = ms / 1000;
 		ts.tv_nsec = (ms % 1000) * 1000000;

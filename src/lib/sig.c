@@ -1,0 +1,59 @@
+/*
+ * sig.c - the stop flag set by SIGTERM and SIGINT.
+ */
+#include <signal.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "sig.h"
+
+volatile sig_atomic_t sig_stop;
+
+static void
+on_stop(int sig)
+{
+	sig_stop = sig;
+}
+
+int
+sig_stop_install(bool restart)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sa.sa_flags = restart ? SA_RESTART : 0;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGTERM, &sa, NULL) < 0)
+		return -1;
+	return sigaction(SIGINT, &sa, NULL);
+}
+
+int
+sig_stop_block(sigset_t *old)
+{
+	sigset_t block;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	return sigprocmask(SIG_BLOCK, &block, old);
+}
+
+void
+sig_stop_unblocked(sigset_t *mask)
+{
+	sigdelset(mask, SIGTERM);
+	sigdelset(mask, SIGINT);
+}
+
+int
+sig_ignore_pipe(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigemptyset(&sa.sa_mask);
+	return sigaction(SIGPIPE, &sa, NULL);
+}
