@@ -37,6 +37,13 @@ setup() {
 	printf '{"version":1,"records":[]}' >"$RUN/data/gpu/vf-health.json"
 	run -1 /usr/bin/python3 "$VFS_ROOT/t/torture/check.py" "$RUN" 30
 	assert_output --partial "VIOLATION: acknowledged"
+	# A pick that came after a certain quarantine and before any clear.
+	cp "$RUN/ops.tsv" "$T/ops"
+	printf '9\t1\tquarantine\t9999999990.0\t9999999991.0\t0\t-\t0000:e3:01.1\t-\t-\t{}\n' >>"$RUN/ops.tsv"
+	printf '9\t2\tpick\t9999999992.0\t9999999993.0\t0\t-\tp-9-2\t0\t-\t{"vf_address":"0000:e3:01.1"}\n' >>"$RUN/ops.tsv"
+	run -1 /usr/bin/python3 "$VFS_ROOT/t/torture/check.py" "$RUN" 30
+	assert_output --partial "VIOLATION: quarantined 0000:e3:01.1 configured for p-9-2"
+	cp "$T/ops" "$RUN/ops.tsv"
 	printf '{"version":1,"records":[' >"$RUN/data/gpu/vf-health.json"
 	run -1 /usr/bin/python3 "$VFS_ROOT/t/torture/check.py" "$RUN" 30
 	assert_output --partial "vf-health.json does not load"

@@ -9,6 +9,7 @@ come after" another when its end is later than the other's start, since
 operations overlap. Prints the counts and every violated property;
 exits 1 if any.
 """
+import bisect
 import collections
 import json
 import os
@@ -111,7 +112,25 @@ class Facts:
 
 def later(ops, t):
     """True if one of ops could have taken effect after time t."""
-    return any(o.e > t for o in ops)
+    return bool(ops) and max(o.e for o in ops) > t
+
+
+class Window:
+    """Answers "did one of these operations run inside (a, b)": some op
+    with op.e > a and op.s < b, in O(log n) after sorting by start."""
+
+    def __init__(self, ops):
+        ops = sorted(ops, key=lambda o: o.s)
+        self.starts = [o.s for o in ops]
+        self.maxend = []
+        m = float("-inf")
+        for o in ops:
+            m = max(m, o.e)
+            self.maxend.append(m)
+
+    def overlaps(self, a, b):
+        i = bisect.bisect_left(self.starts, b)
+        return i > 0 and self.maxend[i - 1] > a
 
 
 def load_state(d, bad):
@@ -184,22 +203,27 @@ def check_double(picks, releases, bad):
     for p in picks:
         by_vf[(p.out or {}).get("vf_address")].append(p)
     for vf, ps in by_vf.items():
-        for a in ps:
-            for b in ps:
-                if a is not b and a.e < b.s and \
-                        not any(r.s < b.e for r in releases[a.a1]):
+        ps.sort(key=lambda p: p.s)
+        for i, a in enumerate(ps):
+            freed = min((r.s for r in releases[a.a1]), default=None)
+            for b in ps[i + 1:]:
+                if a.e < b.s and (freed is None or freed >= b.e):
                     bad.append("%s claimed by %s while %s held it" %
                                (vf, b.a1, a.a1))
 
 
 def check_quarantined_picks(ops, facts, bad):
+    quarantines = collections.defaultdict(list)
+    for qvf, qs, qe in facts.quarantines:
+        quarantines[qvf].append((qs, qe))
+    lifts = {vf: Window(ls) for vf, ls in facts.lifters.items()}
     for p in ops:
         if p.op != "pick" or p.rc != 0:
             continue
         vf = (p.out or {}).get("vf_address")
-        for qvf, qs, qe in facts.quarantines:
-            if qvf == vf and qe < p.s and not any(
-                    l.e > qs and l.s < p.e for l in facts.lifters[vf]):
+        lift = lifts.get(vf, Window([]))
+        for qs, qe in quarantines[vf]:
+            if qe < p.s and not lift.overlaps(qs, p.e):
                 bad.append("quarantined %s configured for %s" % (vf, p.a1))
                 break
 
