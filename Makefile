@@ -145,7 +145,11 @@ install: all
 clean:
 	rm -rf build build-asan bin bin-asan
 
-.PHONY: all deps check check-asan lint-man demo bench install clean test-aids
+distclean: clean
+	rm -rf build-tools build-fuzz
+
+.PHONY: all deps check check-asan lint-man demo bench install clean distclean \
+	test-aids
 
 -include $(LIB_OBJS:.o=.d) $(PROG_SRCS:src/%.c=$(BUILD)/prog/%.d)
 

@@ -159,8 +159,8 @@ answers() {
 	run ! grep -q 'quarantined_vfs\|store_unavailable' "$PROM"
 	assert_equal "$(stat -c %a "$PROM")" 644
 	assert_equal "$(ls -A "$T/tf")" vfsentinel-sentinel.prom
-	if [ -x "$VFS_BUILD/tools/promtool" ]; then
-		run -0 "$VFS_BUILD/tools/promtool" check metrics <"$PROM"
+	if [ -x "$VFS_TOOLS/promtool" ]; then
+		run -0 "$VFS_TOOLS/promtool" check metrics <"$PROM"
 	else
 		run -0 /usr/bin/python3 -c 'import sys
 from prometheus_client.parser import text_string_to_metric_families as p

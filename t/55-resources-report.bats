@@ -143,7 +143,7 @@ random_host() {
 	claim 0000:e3:00.6 i-1
 	run -0 --separate-stderr report --format prometheus
 	printf '%s\n' "$output" >"$T/r.prom"
-	run -0 "$VFS_BUILD/tools/promtool" check metrics <"$T/r.prom"
+	run -0 "$VFS_TOOLS/promtool" check metrics <"$T/r.prom"
 	[ -z "$(dup_series "$T/r.prom")" ]
 	grep -v '^#' "$T/r.prom" | grep -qvE '^[a-z_]+(\{[^}]*\})? [0-9]+$' && false
 	[ "$(grep -c '^# TYPE' "$T/r.prom")" -eq "$(grep '^# TYPE' "$T/r.prom" | sort -u | wc -l)" ]

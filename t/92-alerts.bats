@@ -6,7 +6,7 @@ load helpers
 
 setup() {
 	vfs_setup
-	PROMTOOL=$VFS_ROOT/build/tools/promtool
+	PROMTOOL=$VFS_TOOLS/promtool
 	[ -x "$PROMTOOL" ] || skip "promtool missing: run tools/deps.sh as root"
 }
 
@@ -103,7 +103,7 @@ scrape() {
 }
 
 @test "node_exporter serves both textfiles together without errors" {
-	local ne=$VFS_ROOT/build/tools/prometheus-node-exporter port
+	local ne=$VFS_TOOLS/prometheus-node-exporter port
 	[ -x "$ne" ] || skip "node_exporter missing: run tools/deps.sh as root"
 	write_textfiles "$T/tf"
 	port=$((20000 + RANDOM % 20000))

@@ -13,8 +13,10 @@ bats_load_library bats-file
 VFS_ROOT=${VFS_ROOT:-$(cd "$BATS_TEST_DIRNAME/.." && pwd)}
 VFS_BIN=${VFS_BIN:-$VFS_ROOT/bin}
 VFS_BUILD=${VFS_BUILD:-$VFS_ROOT/build}
+# promtool and node_exporter, extracted by tools/deps.sh (make deps).
+VFS_TOOLS=${VFS_TOOLS:-$VFS_ROOT/build-tools}
 PATH="$VFS_BIN:$VFS_BUILD/t:$PATH"
-export VFS_ROOT VFS_BIN VFS_BUILD PATH
+export VFS_ROOT VFS_BIN VFS_BUILD VFS_TOOLS PATH
 
 # vfs_setup: call from setup(). Exports T (the test's temp dir), DATA
 # (a data dir), SYSFS (an empty sysfs root) and an empty VFSENTINEL_CONF,

@@ -260,10 +260,10 @@ main() {
 	step "6. Metrics for Prometheus (node_exporter textfile collector)"
 	cmd "resources-report --format prometheus --output $D/metrics/vfsentinel-resources.prom"
 	cmd "grep -hv '^#' $D/metrics/vfsentinel-sentinel.prom $D/metrics/vfsentinel-resources.prom"
-	if [ -x "$ROOT/build/tools/promtool" ]; then
+	if [ -x "$ROOT/build-tools/promtool" ]; then
 		say "Each file is valid for the textfile collector:"
 		for f in "$D"/metrics/*.prom; do
-			cmd "$ROOT/build/tools/promtool check metrics <$f && echo '${f##*/}: ok'" ||
+			cmd "$ROOT/build-tools/promtool check metrics <$f && echo '${f##*/}: ok'" ||
 			    fail "promtool rejects ${f##*/}"
 		done
 	fi

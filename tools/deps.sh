@@ -3,7 +3,7 @@
 # As root it runs apt-get for the missing packages; otherwise it prints the
 # exact command. Also fetches promtool and node_exporter (for validating the
 # Prometheus output and alert rules) by extracting Debian's packages into
-# build/tools, without installing their services.
+# build-tools/ (kept by make clean), without installing their services.
 set -eu
 
 BUILD_PKGS="gcc make pkg-config libjansson-dev libpci-dev"
@@ -37,8 +37,8 @@ if [ -n "$missing" ]; then
 	fi
 fi
 
-# promtool and node_exporter, extracted (not installed) into build/tools.
-tools=build/tools
+# promtool and node_exporter, extracted (not installed) into build-tools/.
+tools=build-tools
 mkdir -p "$tools"
 fetch_deb() {	# PACKAGE BINARY
 	[ -x "$tools/$2" ] && return 0

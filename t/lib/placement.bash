@@ -95,7 +95,7 @@ _http_get() {
 # ne_scrape DIR: runs the real node_exporter textfile collector on DIR
 # (127.0.0.1, a port of its own) and prints one scrape of /metrics.
 ne_scrape() {
-	local dir=$1 ne=$VFS_BUILD/tools/prometheus-node-exporter pid port i
+	local dir=$1 ne=$VFS_TOOLS/prometheus-node-exporter pid port i
 	port=$((20000 + RANDOM % 20000))
 	"$ne" --web.listen-address="127.0.0.1:$port" \
 	    --collector.disable-defaults --collector.textfile \
