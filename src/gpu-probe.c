@@ -133,28 +133,6 @@ find_smi(struct probe *p)
 	return -1;
 }
 
-/* A JSON string of text; bytes that are not UTF-8 become '?'. */
-static json_t *
-text_string(const char *s, size_t n)
-{
-	json_t *j;
-	char *copy;
-	size_t i;
-
-	j = json_stringn(s, n);
-	if (j != NULL)
-		return j;
-	copy = malloc(n + 1);
-	if (copy == NULL)
-		return NULL;
-	for (i = 0; i < n; i++)
-		copy[i] = (unsigned char)s[i] < 0x80 && s[i] != '\0' ?
-		    s[i] : '?';
-	j = json_stringn(copy, n);
-	free(copy);
-	return j;
-}
-
 /* Writes one event line; "text" (may be NULL) is added as key. */
 static int
 emit(struct probe *p, const char *event, const char *key, const char *text,
@@ -165,7 +143,7 @@ emit(struct probe *p, const char *event, const char *key, const char *text,
 
 	ev = json_pack("{s:s}", "event", event);
 	if (ev == NULL || (key != NULL &&
-	    json_object_set_new(ev, key, text_string(text, len)) < 0))
+	    json_object_set_new(ev, key, jsonl_string_lossy(text, len)) < 0))
 		rc = -1;
 	if (rc == 0)
 		rc = jsonl_write(stdout, ev);

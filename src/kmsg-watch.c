@@ -157,29 +157,6 @@ watch_read(void *ctx, void *buf, size_t len)
 	}
 }
 
-/* A JSON string of the message; bytes that are not UTF-8 (possible in a
- * recording, never from the kernel, which escapes them) become '?'. */
-static json_t *
-message_string(const char *s, size_t n)
-{
-	json_t *j;
-	char *copy;
-	size_t i;
-
-	j = json_stringn(s, n);
-	if (j != NULL)
-		return j;
-	copy = malloc(n + 1);
-	if (copy == NULL)
-		return NULL;
-	for (i = 0; i < n; i++)
-		copy[i] = (unsigned char)s[i] < 0x80 && s[i] != '\0' ?
-		    s[i] : '?';
-	j = json_stringn(copy, n);
-	free(copy);
-	return j;
-}
-
 static int
 watch_emit(void *ctx, const struct kmsg_record *rec)
 {
@@ -187,9 +164,11 @@ watch_emit(void *ctx, const struct kmsg_record *rec)
 	json_t *ev;
 	int rc;
 
+	/* Bytes that are not UTF-8 are possible in a recording, never from
+	 * the kernel, which escapes them. */
 	ev = json_pack("{s:s, s:I, s:I, s:o?}", "event", "gpu_init_failed",
 	    "seq", (json_int_t)rec->seq, "ts_usec", (json_int_t)rec->ts_usec,
-	    "message", message_string(rec->msg, rec->msglen));
+	    "message", jsonl_string_lossy(rec->msg, rec->msglen));
 	if (ev == NULL || json_object_get(ev, "message") == NULL) {
 		json_decref(ev);
 		w->stop = STOP_MEMORY;

@@ -444,26 +444,6 @@ targets_list(const struct poller *p, struct targets *ts, bool quiet,
 
 /* --- output ------------------------------------------------------------- */
 
-/* A JSON string of len bytes; bytes that are not UTF-8 become '?' (a
- * console log or a guest owes us no encoding). New reference. */
-static json_t *
-safe_string(const char *s, size_t len)
-{
-	json_t *j;
-	char *copy;
-	size_t i;
-
-	if ((j = json_stringn(s, len)) != NULL)
-		return j;
-	if ((copy = malloc(len + 1)) == NULL)
-		return NULL;
-	for (i = 0; i < len; i++)
-		copy[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
-	j = json_stringn(copy, len);
-	free(copy);
-	return j;
-}
-
 static void
 emit(struct poller *p, json_t *o)
 {
@@ -483,7 +463,7 @@ static void
 emit_list_error(struct poller *p, const char *why)
 {
 	emit(p, json_pack("{s:s, s:o}", "check", "list_error", "error",
-	    safe_string(why, strlen(why))));
+	    jsonl_string_lossy(why, strlen(why))));
 }
 
 /* detail is the nvrm of a failed check or the error of an rpc_error. */
@@ -498,7 +478,7 @@ emit_check(struct poller *p, const struct target *t, enum verdict v,
 	    "assigned_at", t->claimed_at);
 	if (o != NULL && detail != NULL)
 		json_object_set_new(o, v == V_FAILED ? "nvrm" : "error",
-		    safe_string(detail, strlen(detail)));
+		    jsonl_string_lossy(detail, strlen(detail)));
 	emit(p, o);
 }
 

@@ -169,3 +169,24 @@ jsonl_str(const json_t *obj, const char *key)
 {
 	return json_string_value(json_object_get(obj, key));
 }
+
+json_t *
+jsonl_string_lossy(const char *s, size_t n)
+{
+	json_t *j;
+	char *copy;
+	size_t i;
+
+	if ((j = json_stringn(s, n)) != NULL)
+		return j;
+	if ((copy = malloc(n + 1)) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++)
+		copy[i] = (unsigned char)s[i] < 0x80 && s[i] != '\0' ?
+		    s[i] : '?';
+	j = json_stringn(copy, n);
+	free(copy);
+	if (j == NULL)
+		errno = ENOMEM;
+	return j;
+}

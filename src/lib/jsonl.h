@@ -59,6 +59,13 @@ json_t *jsonl_parse(const char *line, size_t len, const char **why);
 /* Writes obj compactly plus '\n' and flushes. 0 or -1/errno. */
 int jsonl_write(FILE *f, const json_t *obj);
 
+/*
+ * A JSON string of the n bytes at s; when they are not valid UTF-8 each
+ * byte outside ASCII, and each NUL, becomes '?' (a recording, a console
+ * log or a guest owes us no encoding). New reference, or NULL/ENOMEM.
+ */
+json_t *jsonl_string_lossy(const char *s, size_t n);
+
 /* Reads the string member key of obj: borrowed, NULL if absent or not a
  * string. */
 const char *jsonl_str(const json_t *obj, const char *key);
