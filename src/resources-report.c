@@ -190,15 +190,6 @@ profile_of(struct run *r, const struct vgpu_type *t)
 	return &r->profiles[r->nprofiles++];
 }
 
-static bool
-vf_quarantined(const struct health *h, const char *vf)
-{
-	const struct vf_record *rec = health_find(h, vf);
-
-	return rec != NULL && (rec->quarantined ||
-	    rec->nfailures >= h->threshold);
-}
-
 /* Counts one VF: used = claimed or allocated; allocatable = neither used
  * nor quarantined; quarantined may overlap used. */
 static void
@@ -210,7 +201,7 @@ count_vf(struct run *r, const struct vf_info *vi)
 
 	used = vi->current_type != 0 ||
 	    claims_find_vf(&r->claims, vi->addr) != NULL;
-	quar = r->available && vf_quarantined(&r->health, vi->addr);
+	quar = r->available && health_vf_quarantined(&r->health, vi->addr);
 	alloc = r->available && !used && !quar;
 	cs->vfs++;
 	cs->used += used;

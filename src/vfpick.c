@@ -305,15 +305,6 @@ profile_has_id(const struct run *r, const char *name, unsigned id)
 	return offered_has(r, &t);
 }
 
-static bool
-vf_quarantined(const struct health *h, const char *vf)
-{
-	const struct vf_record *rec = health_find(h, vf);
-
-	return rec != NULL && (rec->quarantined ||
-	    rec->nfailures >= h->threshold);
-}
-
 /* Finds or adds the card of vi. */
 static struct card_stat *
 card_of(struct run *r, const struct vf_info *vi)
@@ -352,7 +343,7 @@ classify(struct run *r, struct card_stat *cs, size_t i)
 
 	if (used)
 		add_load(r, cs, vi, cl);
-	if (vf_quarantined(&r->health, vi->addr)) {
+	if (health_vf_quarantined(&r->health, vi->addr)) {
 		cs->quarantined++;
 		return ROLE_NONE;
 	}
@@ -624,7 +615,7 @@ configure(struct run *r, const struct claim *cl)
 	if (health_load(&r->store, &r->health, r->conf.threshold) == -1)
 		configure_fail(r, EX_UNAVAILABLE, "VF health state unavailable",
 		    vf, r->store.why);
-	if (vf_quarantined(&r->health, vf)) {
+	if (health_vf_quarantined(&r->health, vf)) {
 		snprintf(msg, sizeof(msg), "vendor VFIO vGPU on VF %s is "
 		    "quarantined", vf);
 		configure_fail(r, EXIT_NO, msg, vf, "quarantined");

@@ -58,35 +58,6 @@ split_dirs(const char *path, char *dir, char *parent)
 }
 
 /*
- * mkdir(dir, 0755) that ignores the umask (a umask of 077 from chpst or an
- * operator's shell would make it 0700 and lock out readers running as
- * another user); 0 also when dir exists.
- */
-static int
-mkdir_0755(const char *dir)
-{
-	if (mkdir(dir, 0755) < 0)
-		return errno == EEXIST ? 0 : -1;
-	return chmod(dir, 0755);
-}
-
-/* mkdir -p: creates dir and any missing ancestors, mode 0755. */
-static int
-mkdir_p(const char *dir)
-{
-	char up[PATH_MAX];
-
-	if (mkdir_0755(dir) == 0)
-		return 0;
-	if (errno != ENOENT)
-		return -1;
-	snprintf(up, sizeof(up), "%s", dir);
-	if (strcmp(dirname(up), dir) == 0 || mkdir_p(up) < 0)
-		return -1;
-	return mkdir_0755(dir);
-}
-
-/*
  * Creates the file's directory if needed and, on the file's first write,
  * syncs the directory's parent so that a first-time creation of the
  * directory is durable too. Once the file exists a previous write got past
@@ -100,7 +71,7 @@ prepare_dir(const char *path, const char *dir, const char *parent,
 {
 	struct stat st;
 
-	if (mkdir_p(dir) < 0)
+	if (io_mkdir_p(dir) < 0)
 		return fail(res, "create dir");
 	if (lstat(path, &st) == 0)
 		return 0;

@@ -3,9 +3,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -141,4 +145,35 @@ io_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * mkdir(dir, 0755) that ignores the umask (a umask of 077 from chpst or an
+ * operator's shell would make it 0700 and lock out readers running as
+ * another user); 0 also when dir exists.
+ */
+static int
+mkdir_0755(const char *dir)
+{
+	if (mkdir(dir, 0755) < 0)
+		return errno == EEXIST ? 0 : -1;
+	return chmod(dir, 0755);
+}
+
+int
+io_mkdir_p(const char *dir)
+{
+	char up[PATH_MAX];
+
+	if (mkdir_0755(dir) == 0)
+		return 0;
+	if (errno != ENOENT)
+		return -1;
+	if (snprintf(up, sizeof(up), "%s", dir) >= (int)sizeof(up)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (strcmp(dirname(up), dir) == 0 || io_mkdir_p(up) < 0)
+		return -1;
+	return mkdir_0755(dir);
 }

@@ -33,6 +33,14 @@ char *io_slurp(const char *path, size_t max, size_t *len);
  * trailing whitespace trimmed. 0 or -1/errno (ENAMETOOLONG if it did not fit). */
 int io_read_attr(const char *path, char *buf, size_t len);
 
+/*
+ * mkdir -p: creates dir and any missing ancestors, mode 0755 whatever the
+ * umask (a umask of 077 from chpst or an operator's shell would lock out
+ * readers running as another user); existing directories are left as
+ * they are. 0 (also when dir exists) or -1/errno.
+ */
+int io_mkdir_p(const char *dir);
+
 /* Monotonic clock in milliseconds. */
 long long io_now_ms(void);
 

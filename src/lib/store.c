@@ -386,9 +386,10 @@ rec_cmp(const void *x, const void *y)
 /* Decodes every record; type errors come first, as in Go, so the
  * addresses (possibly invalid) are kept aside for validation. */
 static int
-records_decode(const json_t *arr, struct health *h, const char **addrs,
-    char *why, size_t whylen)
+records_decode(const json_t *arr, void *dst, const char **addrs, char *why,
+    size_t whylen)
 {
+	struct health *h = dst;
 	size_t i, n = json_array_size(arr);
 
 	h->recs = calloc(n + 1, sizeof(*h->recs));
@@ -406,9 +407,9 @@ records_decode(const json_t *arr, struct health *h, const char **addrs,
 
 /* Validates the records in file order, then sorts them by address. */
 static int
-records_validate(struct health *h, const char **addrs, char *why,
-    size_t whylen)
+records_validate(void *dst, const char **addrs, char *why, size_t whylen)
 {
+	struct health *h = dst;
 	struct dupkey *keys;
 	bool *dup;
 	size_t i;
@@ -448,37 +449,67 @@ version_check(long long version, const json_t *arr, const char *noun,
 	return 0;
 }
 
-int
-health_parse(const char *text, size_t len, struct health *h, char *why,
-    size_t whylen)
+/*
+ * One document kind: its noun for messages, the name of its array, and
+ * how to decode the array into dst and then validate it.
+ */
+struct doc_kind {
+	const char *noun;
+	const char *arrkey;
+	int (*decode)(const json_t *arr, void *dst, const char **addrs,
+	    char *why, size_t whylen);
+	int (*validate)(void *dst, const char **addrs, char *why,
+	    size_t whylen);
+};
+
+/*
+ * Parses a versioned document into dst: JSON, the header, every element
+ * decoded (type errors first, as in Go), the version, then validation.
+ * 0 or -1 with why; dst may be partly filled on failure.
+ */
+static int
+doc_parse(const char *text, size_t len, const struct doc_kind *k,
+    void *dst, char *why, size_t whylen)
 {
 	const json_t *arr;
 	const char **addrs = NULL;
 	json_t *root;
-	long long version;
+	long long version = 0;
 	int rc = -1;
 
-	memset(h, 0, sizeof(*h));
-	root = parse_text(text, len, HEALTH_NOUN, why, whylen);
+	root = parse_text(text, len, k->noun, why, whylen);
 	if (root == NULL)
 		return -1;
-	if (doc_header(root, "records", &version, &arr, HEALTH_NOUN, why,
+	if (doc_header(root, k->arrkey, &version, &arr, k->noun, why,
 	    whylen) < 0)
 		goto out;
 	addrs = calloc(json_array_size(arr) + 1, sizeof(*addrs));
 	if (addrs == NULL ||
-	    records_decode(arr, h, addrs, why, whylen) < 0 ||
-	    version_check(version, arr, HEALTH_NOUN, "records", why,
+	    k->decode(arr, dst, addrs, why, whylen) < 0 ||
+	    version_check(version, arr, k->noun, k->arrkey, why,
 	    whylen) < 0 ||
-	    records_validate(h, addrs, why, whylen) < 0)
+	    k->validate(dst, addrs, why, whylen) < 0)
 		goto out;
 	rc = 0;
 out:
 	free(addrs);
 	json_decref(root);
-	if (rc < 0)
-		health_free(h);
 	return rc;
+}
+
+int
+health_parse(const char *text, size_t len, struct health *h, char *why,
+    size_t whylen)
+{
+	static const struct doc_kind kind = {
+		HEALTH_NOUN, "records", records_decode, records_validate
+	};
+
+	memset(h, 0, sizeof(*h));
+	if (doc_parse(text, len, &kind, h, why, whylen) == 0)
+		return 0;
+	health_free(h);
+	return -1;
 }
 
 /* --- health: writing --------------------------------------------------- */
@@ -736,6 +767,30 @@ health_find(const struct health *h, const char *vf)
 	return bsearch(&key, h->recs, h->n, sizeof(*h->recs), rec_cmp);
 }
 
+bool
+vf_record_quarantined(const struct vf_record *r, unsigned threshold)
+{
+	return r->quarantined || (threshold > 0 && r->nfailures >= threshold);
+}
+
+bool
+health_vf_quarantined(const struct health *h, const char *vf)
+{
+	const struct vf_record *r = health_find(h, vf);
+
+	return r != NULL && vf_record_quarantined(r, h->threshold);
+}
+
+size_t
+health_count_quarantined(const struct health *h)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < h->n; i++)
+		n += vf_record_quarantined(&h->recs[i], h->threshold);
+	return n;
+}
+
 static json_t *
 time_json(const struct timespec *ts)
 {
@@ -900,41 +955,6 @@ store_init(struct store *s, const char *data_dir)
 }
 
 /*
- * mkdir(dir, 0755) that ignores the umask (a umask of 077 from chpst or an
- * operator's shell would make it 0700 and lock out readers running as
- * another user); 0 also when dir exists.
- */
-static int
-mkdir_0755(const char *dir)
-{
-	if (mkdir(dir, 0755) < 0)
-		return errno == EEXIST ? 0 : -1;
-	return chmod(dir, 0755);
-}
-
-/* mkdir -p dir (mode 0755). */
-static int
-mkdir_p(char *dir)
-{
-	char *slash;
-	int rc;
-
-	if (mkdir_0755(dir) == 0)
-		return 0;
-	if (errno != ENOENT)
-		return -1;
-	slash = strrchr(dir, '/');
-	if (slash == NULL || slash == dir)
-		return -1;
-	*slash = '\0';
-	rc = mkdir_p(dir);
-	*slash = '/';
-	if (rc < 0)
-		return -1;
-	return mkdir_0755(dir);
-}
-
-/*
  * A reader takes no lock (and creates nothing) when the directory or the
  * lock file is missing: every file is replaced by rename, so an unlocked
  * read still sees one complete version.
@@ -942,15 +962,13 @@ mkdir_p(char *dir)
 int
 store_lock(struct store *s, bool exclusive, unsigned timeout_s)
 {
-	char dir[PATH_MAX];
 	int saved;
 
 	if (s->lock_fd >= 0)
 		return 0;
 	if (!exclusive && access(s->lock_path, F_OK) < 0 && errno == ENOENT)
 		return 0;
-	memcpy(dir, s->dir, sizeof(dir));
-	if (exclusive && access(dir, F_OK) < 0 && mkdir_p(dir) < 0) {
+	if (exclusive && access(s->dir, F_OK) < 0 && io_mkdir_p(s->dir) < 0) {
 		saved = errno;
 		snprintf(s->why, sizeof(s->why), "create %.900s: %s", s->dir,
 		    strerror(saved));
@@ -1069,9 +1087,9 @@ claim_cmp(const void *x, const void *y)
 }
 
 static int
-claims_validate(struct claims *c, const char **addrs, char *why,
-    size_t whylen)
+claims_validate(void *dst, const char **addrs, char *why, size_t whylen)
 {
+	struct claims *c = dst;
 	struct dupkey *kv, *ki;
 	bool *dv, *di;
 	size_t i, n = c->n;
@@ -1106,9 +1124,10 @@ out:
 }
 
 static int
-claims_decode(const json_t *arr, struct claims *c, const char **addrs,
-    char *why, size_t whylen)
+claims_decode(const json_t *arr, void *dst, const char **addrs, char *why,
+    size_t whylen)
 {
+	struct claims *c = dst;
 	size_t i, n = json_array_size(arr);
 
 	c->v = calloc(n + 1, sizeof(*c->v));
@@ -1128,33 +1147,15 @@ int
 claims_parse(const char *text, size_t len, struct claims *c, char *why,
     size_t whylen)
 {
-	const json_t *arr;
-	const char **addrs = NULL;
-	json_t *root;
-	long long version;
-	int rc = -1;
+	static const struct doc_kind kind = {
+		CLAIMS_NOUN, "claims", claims_decode, claims_validate
+	};
 
 	memset(c, 0, sizeof(*c));
-	root = parse_text(text, len, CLAIMS_NOUN, why, whylen);
-	if (root == NULL)
-		return -1;
-	if (doc_header(root, "claims", &version, &arr, CLAIMS_NOUN, why,
-	    whylen) < 0)
-		goto out;
-	addrs = calloc(json_array_size(arr) + 1, sizeof(*addrs));
-	if (addrs == NULL ||
-	    claims_decode(arr, c, addrs, why, whylen) < 0 ||
-	    version_check(version, arr, CLAIMS_NOUN, "claims", why,
-	    whylen) < 0 ||
-	    claims_validate(c, addrs, why, whylen) < 0)
-		goto out;
-	rc = 0;
-out:
-	free(addrs);
-	json_decref(root);
-	if (rc < 0)
-		claims_free(c);
-	return rc;
+	if (doc_parse(text, len, &kind, c, why, whylen) == 0)
+		return 0;
+	claims_free(c);
+	return -1;
 }
 
 int

@@ -108,6 +108,18 @@ int health_save(struct store *s, const struct health *h,
 /* Borrowed pointer into h, or NULL. */
 struct vf_record *health_find(const struct health *h, const char *vf);
 
+/*
+ * True when r is quarantined: quarantined_at is set, or threshold (>= 1;
+ * 0 means none) failures are tallied.
+ */
+bool vf_record_quarantined(const struct vf_record *r, unsigned threshold);
+
+/* True when h holds a quarantined record for vf (under h->threshold). */
+bool health_vf_quarantined(const struct health *h, const char *vf);
+
+/* The number of quarantined records in h (under h->threshold). */
+size_t health_count_quarantined(const struct health *h);
+
 /* The record as JSON (upstream field order), plus "quarantined". New ref. */
 json_t *health_record_json(const struct vf_record *r);
 
