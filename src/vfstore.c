@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "health.h"
 #include "io.h"
 #include "jsonl.h"
 #include "log.h"
@@ -41,6 +42,7 @@
 #include "store.h"
 #include "sysfs.h"
 #include "timefmt.h"
+#include "vfio.h"
 
 #define PROG "vfstore"
 #define BATCH_MAX 256		/* check lines per lock/load/save */
@@ -100,9 +102,8 @@ struct command {
 	unsigned required;
 };
 
-enum outcome { OUT_UNCHANGED, OUT_RECORDED, OUT_QUARANTINED };
 
-static const char *const outcome_name[] = {
+static const char *const outcome_name[] = {	/* enum health_outcome */
 	"unchanged", "recorded", "quarantined"
 };
 
@@ -127,188 +128,6 @@ emit(json_t *obj)
 	return rc;
 }
 
-/* --- health records ---------------------------------------------------- */
-
-/* Returns the record for vf, inserting an empty one (sorted) if absent.
- * NULL/ENOMEM. */
-static struct vf_record *
-record_get(struct health *h, const char *vf)
-{
-	struct vf_record *r = health_find(h, vf), *recs;
-	size_t at, cap;
-
-	if (r != NULL)
-		return r;
-	if (h->n + 1 > h->cap) {
-		cap = h->cap ? h->cap * 2 : 16;
-		recs = realloc(h->recs, cap * sizeof(*recs));
-		if (recs == NULL)
-			return NULL;
-		h->recs = recs;
-		h->cap = cap;
-	}
-	for (at = 0; at < h->n && strcmp(h->recs[at].vf, vf) < 0; at++)
-		;
-	memmove(&h->recs[at + 1], &h->recs[at], (h->n - at) * sizeof(*r));
-	h->n++;
-	r = &h->recs[at];
-	memset(r, 0, sizeof(*r));
-	memcpy(r->vf, vf, VF_ADDR_LEN + 1);
-	return r;
-}
-
-/* Drops the first n failures of r (the oldest). */
-static void
-failures_drop(struct vf_record *r, size_t n)
-{
-	size_t j;
-
-	for (j = 0; j < n; j++) {
-		free(r->failures[j].instance_id);
-		free(r->failures[j].assigned_at);
-	}
-	if (r->nfailures > n)
-		memmove(r->failures, r->failures + n,
-		    (r->nfailures - n) * sizeof(*r->failures));
-	r->nfailures -= n;
-	if (r->nfailures == 0) {
-		free(r->failures);
-		r->failures = NULL;
-	}
-}
-
-static void
-record_remove(struct health *h, struct vf_record *r)
-{
-	size_t at = (size_t)(r - h->recs);
-
-	failures_drop(r, r->nfailures);
-	memmove(r, r + 1, (h->n - at - 1) * sizeof(*r));
-	h->n--;
-}
-
-/* Index of the failure of assignment (id, at), or -1. */
-static long
-failure_index(const struct vf_record *r, const char *id, const char *at)
-{
-	size_t j;
-
-	for (j = 0; r != NULL && j < r->nfailures; j++)
-		if (strcmp(r->failures[j].instance_id, id) == 0 &&
-		    strcmp(r->failures[j].assigned_at, at) == 0)
-			return (long)j;
-	return -1;
-}
-
-static int
-failure_append(struct vf_record *r, const char *id, const char *at,
-    const struct timespec *now)
-{
-	struct vf_failure *f;
-
-	f = realloc(r->failures, (r->nfailures + 1) * sizeof(*f));
-	if (f == NULL)
-		return -1;
-	r->failures = f;
-	f = &f[r->nfailures];
-	f->instance_id = strdup(id);
-	f->assigned_at = strdup(at);
-	f->reported_at = *now;
-	if (f->instance_id == NULL || f->assigned_at == NULL) {
-		free(f->instance_id);
-		free(f->assigned_at);
-		return -1;
-	}
-	r->nfailures++;
-	return 0;
-}
-
-/* --- report rules (upstream 2.8) -------------------------------------- */
-
-struct report {
-	const char *vf;
-	const char *instance;
-	const char *assigned_at;
-	enum outcome outcome;		/* failure reports */
-	size_t failures;
-	size_t cleared;			/* success reports */
-	bool rescinded;
-	bool changed;			/* h was modified */
-};
-
-/* A failure report that would change nothing: quarantined, or this
- * assignment already tallied. Fills rep for the "unchanged" answer. */
-static bool
-failure_noop(const struct health *h, struct report *rep)
-{
-	const struct vf_record *r = health_find(h, rep->vf);
-
-	rep->outcome = OUT_UNCHANGED;
-	rep->failures = r != NULL ? r->nfailures : 0;
-	rep->changed = false;
-	return r != NULL && (r->quarantined ||
-	    failure_index(r, rep->instance, rep->assigned_at) >= 0);
-}
-
-static int
-failure_apply(struct health *h, struct report *rep)
-{
-	struct vf_record *r;
-	struct timespec now;
-
-	if (failure_noop(h, rep))
-		return 0;
-	r = record_get(h, rep->vf);
-	timefmt_now(&now);
-	if (r == NULL || failure_append(r, rep->instance, rep->assigned_at,
-	    &now) < 0) {
-		if (r != NULL && r->nfailures == 0 && !r->quarantined)
-			record_remove(h, r);
-		return -1;
-	}
-	rep->changed = true;
-	rep->failures = r->nfailures;
-	rep->outcome = OUT_RECORDED;
-	if (r->nfailures >= h->threshold) {
-		r->quarantined = true;
-		r->quarantined_at = now;
-		rep->outcome = OUT_QUARANTINED;
-	}
-	return 0;
-}
-
-/* A success report that would change nothing: no exact match. */
-static bool
-success_noop(const struct health *h, struct report *rep)
-{
-	const struct vf_record *r = health_find(h, rep->vf);
-
-	rep->cleared = 0;
-	rep->rescinded = false;
-	rep->changed = false;
-	return failure_index(r, rep->instance, rep->assigned_at) < 0;
-}
-
-/* Clears the matched failure and every older one; rescinds only when
- * nothing remains (the match was the newest tally). */
-static void
-success_apply(struct health *h, struct report *rep)
-{
-	struct vf_record *r;
-	long j;
-
-	if (success_noop(h, rep))
-		return;
-	r = health_find(h, rep->vf);
-	j = failure_index(r, rep->instance, rep->assigned_at);
-	rep->cleared = (size_t)j + 1;
-	rep->changed = true;
-	failures_drop(r, rep->cleared);
-	if (r->nfailures == 0) {
-		rep->rescinded = r->quarantined;
-		record_remove(h, r);
-	}
-}
 
 /* --- store access with exit codes ------------------------------------- */
 
@@ -386,7 +205,7 @@ check_report_args(const struct args *a)
 }
 
 static json_t *
-failure_json(const struct report *rep, unsigned threshold)
+failure_json(const struct health_report *rep, unsigned threshold)
 {
 	return json_pack("{s:s, s:s, s:I, s:I}", "vf_address", rep->vf,
 	    "outcome", outcome_name[rep->outcome], "failures",
@@ -394,7 +213,7 @@ failure_json(const struct report *rep, unsigned threshold)
 }
 
 static json_t *
-success_json(const struct report *rep)
+success_json(const struct health_report *rep)
 {
 	return json_pack("{s:s, s:I, s:b}", "vf_address", rep->vf, "cleared",
 	    (json_int_t)rep->cleared, "rescinded", rep->rescinded);
@@ -403,17 +222,17 @@ success_json(const struct report *rep)
 /* Applies one report under the exclusive lock and saves if it changed
  * anything. */
 static int
-change_report(struct ctx *c, bool failure, struct report *rep)
+change_report(struct ctx *c, bool failure, struct health_report *rep)
 {
 	struct health h;
 	int rc;
 
 	if ((rc = open_health(c, true, &h)) != 0)
 		return rc;
-	if (failure && failure_apply(&h, rep) < 0)
+	if (failure && health_report_failure(&h, rep) < 0)
 		rc = EX_OSERR;
 	else if (!failure)
-		success_apply(&h, rep);
+		health_report_success(&h, rep);
 	if (rc == 0 && rep->changed)
 		rc = save_health(c, &h);
 	store_unlock(&c->s);
@@ -430,7 +249,7 @@ change_report(struct ctx *c, bool failure, struct report *rep)
  * fresh load, and save.
  */
 static int
-run_report(struct ctx *c, bool failure, struct report *rep)
+run_report(struct ctx *c, bool failure, struct health_report *rep)
 {
 	struct health h;
 	bool noop;
@@ -442,23 +261,23 @@ run_report(struct ctx *c, bool failure, struct report *rep)
 		    "error", c->s.why);
 		return EX_UNAVAILABLE;
 	}
-	noop = success_noop(&h, rep);
+	noop = health_success_noop(&h, rep);
 	health_free(&h);
 	return noop ? 0 : change_report(c, failure, rep);
 }
 
 static void
-log_report(const struct report *rep, bool failure, unsigned threshold,
+log_report(const struct health_report *rep, bool failure, unsigned threshold,
     const char *nvrm)
 {
 	const char *fmt = "{s:s, s:s, s:s, s:I, s:I}";
 
-	if (failure && rep->outcome == OUT_QUARANTINED)
+	if (failure && rep->outcome == HEALTH_QUARANTINED)
 		log_msg(LVL_ERROR, "quarantined wedged vGPU VF", fmt, "vf",
 		    rep->vf, "instance_id", rep->instance, "nvrm", nvrm,
 		    "failures", (json_int_t)rep->failures, "threshold",
 		    (json_int_t)threshold);
-	else if (failure && rep->outcome == OUT_RECORDED)
+	else if (failure && rep->outcome == HEALTH_RECORDED)
 		log_msg(LVL_WARN, "recorded vGPU VF init failure below "
 		    "quarantine threshold", fmt, "vf", rep->vf, "instance_id",
 		    rep->instance, "nvrm", nvrm, "failures",
@@ -479,8 +298,8 @@ log_report(const struct report *rep, bool failure, unsigned threshold,
 static int
 cmd_report(struct ctx *c, bool failure)
 {
-	struct report rep = { c->a.vf, c->a.instance, c->a.assigned_at,
-	    OUT_UNCHANGED, 0, 0, false, false };
+	struct health_report rep = { c->a.vf, c->a.instance, c->a.assigned_at,
+	    HEALTH_UNCHANGED, 0, 0, false, false };
 	int rc;
 
 	if ((rc = check_report_args(&c->a)) != 0)
@@ -538,16 +357,6 @@ cmd_show(struct ctx *c)
 	return rc;
 }
 
-static size_t
-count_quarantined(const struct health *h)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < h->n; i++)
-		n += h->recs[i].quarantined;
-	return n;
-}
-
 static int
 cmd_check(struct ctx *c)
 {
@@ -568,7 +377,7 @@ cmd_check(struct ctx *c)
 	} else {
 		out = json_pack("{s:s, s:I, s:I, s:I}", "status", "ok",
 		    "records", (json_int_t)h.n, "quarantined",
-		    (json_int_t)count_quarantined(&h), "claims",
+		    (json_int_t)health_count_quarantined(&h), "claims",
 		    (json_int_t)cl.n);
 	}
 	store_unlock(&c->s);
@@ -693,37 +502,6 @@ target_vfs(struct ctx *c, struct vflist *l)
 	return l->n == 0 ? EXIT_NO : 0;
 }
 
-/* Operator quarantine: quarantined_at (kept if already set) and no
- * failures, so no success report can ever rescind it. */
-static int
-quarantine_one(struct health *h, const char *vf, bool *changed)
-{
-	struct vf_record *r = record_get(h, vf);
-
-	if (r == NULL)
-		return -1;
-	if (r->quarantined && r->nfailures == 0)
-		return 0;
-	failures_drop(r, r->nfailures);
-	if (!r->quarantined)
-		timefmt_now(&r->quarantined_at);
-	r->quarantined = true;
-	*changed = true;
-	return 0;
-}
-
-static int
-clear_one(struct health *h, const char *vf, bool *changed)
-{
-	struct vf_record *r = health_find(h, vf);
-
-	if (r != NULL) {
-		record_remove(h, r);
-		*changed = true;
-	}
-	return 0;
-}
-
 /* Runs op on each VF under the exclusive lock, saves, prints one line
  * per VF made by out(). */
 static int
@@ -770,7 +548,7 @@ clear_out(const struct health *h, const char *vf)
 static int
 cmd_quarantine(struct ctx *c)
 {
-	int rc = mutate_vfs(c, quarantine_one, quarantine_out);
+	int rc = mutate_vfs(c, health_quarantine, quarantine_out);
 
 	if (rc == 0)
 		log_msg(LVL_WARN, "quarantined VF by operator", "{s:s, s:s}",
@@ -782,7 +560,7 @@ cmd_quarantine(struct ctx *c)
 static int
 cmd_clear(struct ctx *c)
 {
-	int rc = mutate_vfs(c, clear_one, clear_out);
+	int rc = mutate_vfs(c, health_clear, clear_out);
 
 	if (rc == 0)
 		log_msg(LVL_INFO, "cleared VF health records", "{s:s}",
@@ -792,109 +570,11 @@ cmd_clear(struct ctx *c)
 
 /* --- release ------------------------------------------------------------ */
 
-/* The VFIO device paths of vf: /dev/vfio/G and /dev/vfio/devices/X. */
-static int
-vfio_paths(const char *sysfs_root, const char *vf, struct vflist *names,
-    char *group, size_t glen)
-{
-	char path[PATH_MAX], link[PATH_MAX];
-	struct dirent *de;
-	const char *base;
-	ssize_t n;
-	DIR *d;
-
-	group[0] = '\0';
-	if (sysfs_vf_path(sysfs_root, vf, "iommu_group", path,
-	    sizeof(path)) == 0 &&
-	    (n = readlink(path, link, sizeof(link) - 1)) > 0) {
-		link[n] = '\0';
-		base = strrchr(link, '/');
-		if (snprintf(group, glen, "/dev/vfio/%.255s",
-		    base ? base + 1 : link) >= (int)glen)
-			group[0] = '\0';
-	}
-	if (sysfs_vf_path(sysfs_root, vf, "vfio-dev", path, sizeof(path)) < 0 ||
-	    (d = opendir(path)) == NULL)
-		return 0;
-	while ((de = readdir(d)) != NULL)
-		if (de->d_name[0] != '.' && strlen(de->d_name) <= VF_ADDR_LEN &&
-		    vflist_add(names, de->d_name) < 0)
-			break;
-	closedir(d);
-	return 0;
-}
-
-static bool
-link_is_vfio(const char *target, const char *group, const struct vflist *x)
-{
-	static const char pre[] = "/dev/vfio/devices/";
-	size_t i;
-
-	if (group[0] != '\0' && strcmp(target, group) == 0)
-		return true;
-	if (strncmp(target, pre, sizeof(pre) - 1) != 0)
-		return false;
-	for (i = 0; i < x->n; i++)
-		if (strcmp(target + sizeof(pre) - 1, x->v[i]) == 0)
-			return true;
-	return false;
-}
-
-/* True if some fd of process dir pid points at the VF's VFIO device. */
-static bool
-pid_holds(const char *proc, const char *pid, const char *group,
-    const struct vflist *x)
-{
-	char dir[PATH_MAX], path[PATH_MAX * 2], link[PATH_MAX];
-	struct dirent *de;
-	bool held = false;
-	ssize_t n;
-	DIR *d;
-
-	if (snprintf(dir, sizeof(dir), "%.3800s/%.32s/fd", proc, pid) >=
-	    (int)sizeof(dir) || (d = opendir(dir)) == NULL)
-		return false;
-	while (!held && (de = readdir(d)) != NULL) {
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		n = readlink(path, link, sizeof(link) - 1);
-		if (n <= 0)
-			continue;
-		link[n] = '\0';
-		held = link_is_vfio(link, group, x);
-	}
-	closedir(d);
-	return held;
-}
-
-/* The pid holding vf's VFIO device open, or 0. */
-static long
-vfio_holder(struct ctx *c, const char *vf)
-{
-	char proc[PATH_MAX], group[PATH_MAX];
-	struct vflist x = { 0 };
-	struct dirent *de;
-	long pid = 0;
-	DIR *d;
-
-	vfio_paths(c->conf.sysfs_root, vf, &x, group,
-	    sizeof(group));
-	snprintf(proc, sizeof(proc), "%s/proc", c->a.proc_root);
-	if ((group[0] != '\0' || x.n > 0) && (d = opendir(proc)) != NULL) {
-		while (pid == 0 && (de = readdir(d)) != NULL)
-			if (de->d_name[0] >= '1' && de->d_name[0] <= '9' &&
-			    pid_holds(proc, de->d_name, group, &x))
-				pid = strtol(de->d_name, NULL, 10);
-		closedir(d);
-	}
-	free(x.v);
-	return pid;
-}
-
 /* Writes 0 to the VF's current_vgpu_type unless its device is open. */
 static int
 deconfigure(struct ctx *c, const char *vf)
 {
-	long pid = vfio_holder(c, vf);
+	long pid = vfio_holder(c->conf.sysfs_root, c->a.proc_root, vf);
 
 	if (pid != 0) {
 		log_msg(LVL_ERROR, "VF is held open; not deconfigured",
@@ -971,7 +651,7 @@ static const char *const check_name[CK_N] = {
 struct item {
 	json_t *in;			/* the parsed line, or NULL */
 	enum check check;
-	struct report rep;
+	struct health_report rep;
 	bool report;			/* a well-formed failed/ok line */
 	const char *error;		/* static or in errbuf */
 	char errbuf[160];
@@ -1196,8 +876,8 @@ batch_from_cache(struct apply *ap)
 			continue;
 		}
 		it->done = it->check == CK_FAILED ?
-		    failure_noop(&ap->cache, &it->rep) :
-		    success_noop(&ap->cache, &it->rep);
+		    health_failure_noop(&ap->cache, &it->rep) :
+		    health_success_noop(&ap->cache, &it->rep);
 		need |= !it->done;
 	}
 	return need;
@@ -1233,10 +913,11 @@ apply_reports(struct apply *ap, struct health *h)
 		if (!is_report(it))
 			continue;
 		it->done = false;
-		if (it->check == CK_FAILED && failure_apply(h, &it->rep) < 0)
+		if (it->check == CK_FAILED &&
+		    health_report_failure(h, &it->rep) < 0)
 			it->error = "out of memory";
 		else if (it->check == CK_OK)
-			success_apply(h, &it->rep);
+			health_report_success(h, &it->rep);
 		changed |= it->rep.changed;
 	}
 	return changed;
@@ -1301,9 +982,9 @@ item_account(struct apply *ap, struct item *it)
 		    "instance_id", it->rep.instance, "error", it->error);
 		return;
 	}
-	if (failure && it->rep.outcome != OUT_UNCHANGED) {
+	if (failure && it->rep.outcome != HEALTH_UNCHANGED) {
 		ap->init_failures++;
-		ap->quarantines += it->rep.outcome == OUT_QUARANTINED;
+		ap->quarantines += it->rep.outcome == HEALTH_QUARANTINED;
 		ap->metrics_dirty = true;
 	}
 	log_report(&it->rep, failure, ap->c->conf.threshold,
@@ -1361,35 +1042,6 @@ metrics_text(const struct apply *ap, struct prom *p)
 		    check_name[k], NULL }, (double)ap->checks[k]);
 }
 
-/*
- * Rewrites the textfile: PATH.tmp (a name the collector ignores), mode
- * 0644, then rename. No fsync: the counters restart with the process
- * anyway, and the collector only needs never to see a partial file.
- */
-static int
-metrics_write(const char *path, const char *text, size_t len)
-{
-	char tmp[PATH_MAX];
-	int fd, rc = -1;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-	    0644);
-	if (fd < 0)
-		return -1;
-	if (fchmod(fd, 0644) == 0 && io_write_all(fd, text, len) == 0)
-		rc = 0;
-	if (close(fd) < 0)
-		rc = -1;
-	if (rc == 0 && rename(tmp, path) == 0)
-		return 0;
-	unlink(tmp);
-	return -1;
-}
-
 static void
 metrics_flush(struct apply *ap)
 {
@@ -1403,7 +1055,8 @@ metrics_flush(struct apply *ap)
 	prom_init(&p);
 	metrics_text(ap, &p);
 	text = prom_finish(&p, &len);
-	if (text == NULL || metrics_write(ap->c->a.metrics, text, len) < 0) {
+	if (text == NULL || prom_write_textfile(ap->c->a.metrics, text,
+	    len) < 0) {
 		if (!warned)
 			log_msg(LVL_WARN, "cannot write metrics file",
 			    "{s:s, s:s}", "path", ap->c->a.metrics, "error",

@@ -5,11 +5,16 @@
  * text, and a final newline.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "io.h"
 #include "prom.h"
 
 void
@@ -130,4 +135,30 @@ prom_finish(struct prom *p, size_t *len)
 	}
 	*len = p->len;
 	return p->buf;
+}
+
+int
+prom_write_textfile(const char *path, const char *text, size_t len)
+{
+	char tmp[PATH_MAX];
+	int fd, rc = -1, saved;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+	    0644);
+	if (fd < 0)
+		return -1;
+	if (fchmod(fd, 0644) == 0 && io_write_all(fd, text, len) == 0)
+		rc = 0;
+	if (close(fd) < 0)
+		rc = -1;
+	if (rc == 0 && rename(tmp, path) == 0)
+		return 0;
+	saved = errno;
+	unlink(tmp);
+	errno = saved;
+	return -1;
 }

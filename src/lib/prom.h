@@ -32,4 +32,13 @@ void prom_sample(struct prom *p, const char *name, const char **labels,
 /* The finished text (borrowed until prom_release), or NULL/ENOMEM. */
 const char *prom_finish(struct prom *p, size_t *len);
 
+/*
+ * Rewrites the textfile path with len bytes of text: path.tmp (a name
+ * the collector ignores, not ending in .prom), mode 0644 whatever the
+ * umask, then rename. No fsync: metrics restart with the process anyway,
+ * and the collector only needs never to see a partial file. 0 or
+ * -1/errno (path.tmp removed).
+ */
+int prom_write_textfile(const char *path, const char *text, size_t len);
+
 #endif
