@@ -49,6 +49,7 @@
 #include "sig.h"
 #include "store.h"
 #include "sysfs.h"
+#include "targets.h"
 
 #define PROG "sentinel-poll"
 #define REPLY_MAX JSONL_MAX		/* longest guest reply line */
@@ -81,21 +82,6 @@ enum verdict {
 
 static const char *const verdict_names[] = {
 	"ok", "failed", "unknown", "rpc_error", "unsupported_agent"
-};
-
-struct target {
-	char *vf;			/* all owned */
-	char *instance_id;
-	char *claimed_at;
-	char *vsock;			/* NULL when absent */
-	char *control_socket;
-	char *app_log;
-};
-
-struct targets {
-	struct target *v;		/* owned */
-	size_t n;
-	size_t cap;
 };
 
 enum phase {
@@ -161,28 +147,6 @@ struct poller {
 
 /* --- targets ------------------------------------------------------------ */
 
-static void
-target_free(struct target *t)
-{
-	free(t->vf);
-	free(t->instance_id);
-	free(t->claimed_at);
-	free(t->vsock);
-	free(t->control_socket);
-	free(t->app_log);
-}
-
-static void
-targets_free(struct targets *ts)
-{
-	size_t i;
-
-	for (i = 0; i < ts->n; i++)
-		target_free(&ts->v[i]);
-	free(ts->v);
-	memset(ts, 0, sizeof(*ts));
-}
-
 /* The target is polled (or tailed) only with a transport and a live VMM. */
 static bool
 target_eligible(const struct poller *p, const struct target *t)
@@ -201,75 +165,6 @@ target_eligible(const struct poller *p, const struct target *t)
 		return false;
 	}
 	return true;
-}
-
-/* strdup of an optional string: NULL stays NULL. 0 or -1/ENOMEM. */
-static int
-dup_opt(char **dst, const char *src)
-{
-	*dst = NULL;
-	if (src == NULL)
-		return 0;
-	*dst = strdup(src);
-	return *dst == NULL ? -1 : 0;
-}
-
-/* Appends a deep copy of the fields. 0 or -1/ENOMEM. */
-static int
-targets_add(struct targets *ts, const struct target *src)
-{
-	struct target *t, *v;
-
-	if (ts->n == ts->cap) {
-		v = reallocarray(ts->v, ts->cap ? ts->cap * 2 : 16,
-		    sizeof(*v));
-		if (v == NULL)
-			return -1;
-		ts->v = v;
-		ts->cap = ts->cap ? ts->cap * 2 : 16;
-	}
-	t = &ts->v[ts->n];
-	memset(t, 0, sizeof(*t));
-	if (dup_opt(&t->vf, src->vf) || dup_opt(&t->instance_id,
-	    src->instance_id) || dup_opt(&t->claimed_at, src->claimed_at) ||
-	    dup_opt(&t->vsock, src->vsock) || dup_opt(&t->control_socket,
-	    src->control_socket) || dup_opt(&t->app_log, src->app_log)) {
-		target_free(t);
-		return -1;
-	}
-	ts->n++;
-	return 0;
-}
-
-/* Borrowed pointer into ts, or NULL. */
-static const struct target *
-targets_find(const struct targets *ts, const char *instance_id)
-{
-	size_t i;
-
-	for (i = 0; i < ts->n; i++)
-		if (strcmp(ts->v[i].instance_id, instance_id) == 0)
-			return &ts->v[i];
-	return NULL;
-}
-
-/* Copies the ledger's claims. 0 or -1/ENOMEM. */
-static int
-targets_from_claims(const struct claims *c, struct targets *ts)
-{
-	struct target t = { 0 };
-	size_t i;
-
-	for (i = 0; i < c->n; i++) {
-		t.vf = c->v[i].vf;
-		t.instance_id = c->v[i].instance_id;
-		t.claimed_at = c->v[i].claimed_at;
-		t.vsock = c->v[i].vsock;
-		t.control_socket = c->v[i].control_socket;
-		if (targets_add(ts, &t) == -1)
-			return -1;
-	}
-	return 0;
 }
 
 /* The claims ledger, under a shared lock. 0, or -1 with why set. */
@@ -313,31 +208,12 @@ static int
 target_line(struct targets *ts, const char *line, size_t len,
     unsigned long lineno, bool quiet)
 {
-	struct target t = { 0 };
 	const char *why;
-	json_t *o;
-	int rc = 0;
+	int rc;
 
-	if ((o = jsonl_parse(line, len, &why)) == NULL) {
+	if ((rc = targets_parse_line(ts, line, len, &why)) == 0)
 		bad_line(lineno, why, quiet);
-		return 0;
-	}
-	t.vf = (char *)jsonl_str(o, "vf_address");
-	t.instance_id = (char *)jsonl_str(o, "instance_id");
-	t.claimed_at = (char *)jsonl_str(o, "claimed_at");
-	t.vsock = (char *)jsonl_str(o, "vsock");
-	t.control_socket = (char *)jsonl_str(o, "control_socket");
-	t.app_log = (char *)jsonl_str(o, "app_log");
-	if (t.claimed_at == NULL)
-		t.claimed_at = "";
-	if (t.vf == NULL || !vf_addr_valid(t.vf) || t.instance_id == NULL ||
-	    t.instance_id[0] == '\0')
-		bad_line(lineno, "needs a valid vf_address and an instance_id",
-		    quiet);
-	else
-		rc = targets_add(ts, &t);
-	json_decref(o);
-	return rc;
+	return rc < 0 ? -1 : 0;
 }
 
 /* Reads target lines from fd to its end; quiet: no warnings (a
@@ -398,13 +274,9 @@ static int
 targets_copy(const struct targets *src, struct targets *ts, char *why,
     size_t whylen)
 {
-	size_t i;
-
-	for (i = 0; i < src->n; i++) {
-		if (targets_add(ts, &src->v[i]) == -1) {
-			snprintf(why, whylen, "%s", strerror(errno));
-			return -1;
-		}
+	if (targets_append_all(ts, src) == -1) {
+		snprintf(why, whylen, "%s", strerror(errno));
+		return -1;
 	}
 	return 0;
 }
