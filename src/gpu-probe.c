@@ -402,16 +402,6 @@ probe_disabled(struct probe *p)
 	emit(p, "gpu_probe_disabled", NULL, NULL, 0);
 }
 
-static noreturn void
-bad_option(const struct cli *cli, const char *arg)
-{
-	char msg[256];
-
-	snprintf(msg, sizeof(msg), "unknown option or missing argument: %s",
-	    arg);
-	cli_usage_error(cli, msg);
-}
-
 static void
 parse_args(int argc, char **argv, struct probe *p)
 {
@@ -446,7 +436,7 @@ parse_args(int argc, char **argv, struct probe *p)
 			p->window = cli_uint(&cli, "--window", optarg, 0,
 			    864000);
 		else
-			bad_option(&cli, argv[optind - 1]);
+			cli_bad_option(&cli, argv[optind - 1]);
 	}
 	if (optind != argc)
 		cli_usage_error(&cli, "unexpected argument");

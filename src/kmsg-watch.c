@@ -274,16 +274,6 @@ watch_run(struct watch *w)
 	return rc;
 }
 
-static noreturn void
-bad_option(const struct cli *cli, const char *arg)
-{
-	char msg[256];
-
-	snprintf(msg, sizeof(msg), "unknown option or missing argument: %s",
-	    arg);
-	cli_usage_error(cli, msg);
-}
-
 static void
 parse_args(int argc, char **argv, struct watch *w, struct conf *conf)
 {
@@ -314,7 +304,7 @@ parse_args(int argc, char **argv, struct watch *w, struct conf *conf)
 			w->reopen_delay = cli_uint(&cli, "--reopen-delay",
 			    optarg, 0, 86400);
 		else
-			bad_option(&cli, argv[optind - 1]);
+			cli_bad_option(&cli, argv[optind - 1]);
 	}
 	if (optind != argc)
 		cli_usage_error(&cli, "unexpected argument");

@@ -27,6 +27,16 @@ cli_usage_error(const struct cli *cli, const char *msg)
 	exit(EX_USAGE);
 }
 
+void
+cli_bad_option(const struct cli *cli, const char *arg)
+{
+	char msg[256];
+
+	snprintf(msg, sizeof(msg), "unknown option or missing argument: %s",
+	    arg);
+	cli_usage_error(cli, msg);
+}
+
 unsigned
 cli_uint(const struct cli *cli, const char *opt, const char *arg,
     unsigned min, unsigned max)

@@ -66,6 +66,9 @@ bool cli_option(struct cli *cli, int c, const char *arg);
 /* Prints "PROG: msg" (if msg) and the usage to stderr, exits 64. */
 noreturn void cli_usage_error(const struct cli *cli, const char *msg);
 
+/* A usage error naming arg: "unknown option or missing argument: ARG". */
+noreturn void cli_bad_option(const struct cli *cli, const char *arg);
+
 /* Parses a whole number of seconds (or count) for an option; exits 64 on
  * a bad value, naming the option. */
 unsigned cli_uint(const struct cli *cli, const char *opt, const char *arg,
