@@ -18,11 +18,8 @@
  * VF address or argument, 69 store unavailable, 74 persist or output
  * failure, 75 lock wait timed out, 78 configuration.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -406,75 +403,9 @@ cmd_claims(struct ctx *c)
 
 /* --- quarantine, clear -------------------------------------------------- */
 
-struct vflist {
-	char (*v)[VF_ADDR_LEN + 1];
-	size_t n;
-};
-
-static int
-vflist_add(struct vflist *l, const char *vf)
-{
-	char (*v)[VF_ADDR_LEN + 1];
-
-	v = realloc(l->v, (l->n + 1) * sizeof(*v));
-	if (v == NULL)
-		return -1;
-	l->v = v;
-	memcpy(l->v[l->n++], vf, VF_ADDR_LEN + 1);
-	return 0;
-}
-
-static int
-vf_cmp(const void *a, const void *b)
-{
-	return strcmp(a, b);
-}
-
-/* True if SYSFS/.../devices/name has a physfn link to card. */
-static bool
-is_vf_of(const char *sysfs_root, const char *name, const char *card)
-{
-	char path[PATH_MAX], link[PATH_MAX];
-	const char *base;
-	ssize_t n;
-
-	if (!vf_addr_valid(name) ||
-	    sysfs_vf_path(sysfs_root, name, "physfn", path, sizeof(path)) < 0)
-		return false;
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n < 0)
-		return false;
-	link[n] = '\0';
-	base = strrchr(link, '/');
-	return strcmp(base ? base + 1 : link, card) == 0;
-}
-
-/* Every VF whose physfn is card, sorted. 0 or -1/errno. */
-static int
-card_vfs(const char *sysfs_root, const char *card, struct vflist *l)
-{
-	char dir[PATH_MAX];
-	struct dirent *de;
-	DIR *d;
-	int rc = 0;
-
-	if (sysfs_vf_path(sysfs_root, NULL, NULL, dir, sizeof(dir)) < 0)
-		return -1;
-	d = opendir(dir);
-	if (d == NULL)
-		return errno == ENOENT ? 0 : -1;
-	while (rc == 0 && (de = readdir(d)) != NULL)
-		if (is_vf_of(sysfs_root, de->d_name, card))
-			rc = vflist_add(l, de->d_name);
-	closedir(d);
-	if (rc == 0 && l->n > 1)
-		qsort(l->v, l->n, sizeof(*l->v), vf_cmp);
-	return rc;
-}
-
 /* The VFs named by --vf or --card; exit code on failure. */
 static int
-target_vfs(struct ctx *c, struct vflist *l)
+target_vfs(struct ctx *c, struct vf_list *l)
 {
 	const char *addr = c->a.vf != NULL ? c->a.vf : c->a.card;
 
@@ -490,8 +421,8 @@ target_vfs(struct ctx *c, struct vflist *l)
 		return EX_DATAERR;
 	}
 	if (c->a.vf != NULL)
-		return vflist_add(l, c->a.vf) == 0 ? 0 : EX_OSERR;
-	if (card_vfs(c->conf.sysfs_root, c->a.card, l) < 0) {
+		return vf_list_add(l, c->a.vf) == 0 ? 0 : EX_OSERR;
+	if (sysfs_card_vfs(c->conf.sysfs_root, c->a.card, l) < 0) {
 		log_msg(LVL_ERROR, "cannot list the card's VFs", "{s:s, s:s}",
 		    "card", c->a.card, "error", strerror(errno));
 		return EX_IOERR;
@@ -508,7 +439,7 @@ static int
 mutate_vfs(struct ctx *c, int (*op)(struct health *, const char *, bool *),
     json_t *(*out)(const struct health *, const char *))
 {
-	struct vflist l;
+	struct vf_list l;
 	struct health h;
 	size_t i;
 	bool changed = false;

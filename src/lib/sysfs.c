@@ -418,3 +418,65 @@ sysfs_set_vgpu_type(const char *sysfs_root, const char *vf,
 	}
 	return 0;
 }
+
+int
+vf_list_add(struct vf_list *l, const char *vf)
+{
+	char (*v)[VF_ADDR_LEN + 1];
+	size_t len = strnlen(vf, VF_ADDR_LEN);
+
+	v = realloc(l->v, (l->n + 1) * sizeof(*v));
+	if (v == NULL)
+		return -1;
+	l->v = v;
+	memcpy(l->v[l->n], vf, len);
+	l->v[l->n++][len] = '\0';
+	return 0;
+}
+
+static int
+addr_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* True if SYSFS/.../devices/name has a physfn link to card. */
+static bool
+is_vf_of(const char *sysfs_root, const char *name, const char *card)
+{
+	char path[PATH_MAX], link[PATH_MAX];
+	const char *base;
+	ssize_t n;
+
+	if (!vf_addr_valid(name) ||
+	    sysfs_vf_path(sysfs_root, name, "physfn", path, sizeof(path)) < 0)
+		return false;
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return false;
+	link[n] = '\0';
+	base = strrchr(link, '/');
+	return strcmp(base ? base + 1 : link, card) == 0;
+}
+
+int
+sysfs_card_vfs(const char *sysfs_root, const char *card, struct vf_list *l)
+{
+	char dir[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int rc = 0;
+
+	if (sysfs_vf_path(sysfs_root, NULL, NULL, dir, sizeof(dir)) < 0)
+		return -1;
+	d = opendir(dir);
+	if (d == NULL)
+		return errno == ENOENT ? 0 : -1;
+	while (rc == 0 && (de = readdir(d)) != NULL)
+		if (is_vf_of(sysfs_root, de->d_name, card))
+			rc = vf_list_add(l, de->d_name);
+	closedir(d);
+	if (rc == 0 && l->n > 1)
+		qsort(l->v, l->n, sizeof(*l->v), addr_cmp);
+	return rc;
+}

@@ -61,6 +61,22 @@ unsigned vgpu_profile_fb_mb(const char *name);
 int sysfs_set_vgpu_type(const char *sysfs_root, const char *vf,
     unsigned type_id);
 
+/* A list of VF addresses (or other names of at most VF_ADDR_LEN). */
+struct vf_list {
+	char (*v)[VF_ADDR_LEN + 1];	/* owned: free(v) */
+	size_t n;
+};
+
+/* Appends vf (its first VF_ADDR_LEN bytes). 0 or -1/ENOMEM. */
+int vf_list_add(struct vf_list *l, const char *vf);
+
+/*
+ * Appends every VF whose physfn is card, sorted by address. 0 (a missing
+ * devices dir lists none) or -1/errno.
+ */
+int sysfs_card_vfs(const char *sysfs_root, const char *card,
+    struct vf_list *l);
+
 /* Builds SYSFS_ROOT/sys/bus/pci/devices/VF[/rel] into buf. 0 or -1. */
 int sysfs_vf_path(const char *sysfs_root, const char *vf, const char *rel,
     char *buf, size_t len);

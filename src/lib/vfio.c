@@ -15,28 +15,9 @@
 #include "sysfs.h"
 #include "vfio.h"
 
-/* The names of the VF's vfio-dev entries (vfioN). */
-struct names {
-	char (*v)[VF_ADDR_LEN + 1];
-	size_t n;
-};
-
-static int
-names_add(struct names *l, const char *name)
-{
-	char (*v)[VF_ADDR_LEN + 1];
-
-	v = realloc(l->v, (l->n + 1) * sizeof(*v));
-	if (v == NULL)
-		return -1;
-	l->v = v;
-	snprintf(l->v[l->n++], sizeof(*v), "%s", name);
-	return 0;
-}
-
 /* The VFIO device paths of vf: /dev/vfio/G and /dev/vfio/devices/X. */
 static int
-vfio_paths(const char *sysfs_root, const char *vf, struct names *names,
+vfio_paths(const char *sysfs_root, const char *vf, struct vf_list *names,
     char *group, size_t glen)
 {
 	char path[PATH_MAX], link[PATH_MAX];
@@ -60,14 +41,14 @@ vfio_paths(const char *sysfs_root, const char *vf, struct names *names,
 		return 0;
 	while ((de = readdir(d)) != NULL)
 		if (de->d_name[0] != '.' && strlen(de->d_name) <= VF_ADDR_LEN &&
-		    names_add(names, de->d_name) < 0)
+		    vf_list_add(names, de->d_name) < 0)
 			break;
 	closedir(d);
 	return 0;
 }
 
 static bool
-link_is_vfio(const char *target, const char *group, const struct names *x)
+link_is_vfio(const char *target, const char *group, const struct vf_list *x)
 {
 	static const char pre[] = "/dev/vfio/devices/";
 	size_t i;
@@ -85,7 +66,7 @@ link_is_vfio(const char *target, const char *group, const struct names *x)
 /* True if some fd of process dir pid points at the VF's VFIO device. */
 static bool
 pid_holds(const char *proc, const char *pid, const char *group,
-    const struct names *x)
+    const struct vf_list *x)
 {
 	char dir[PATH_MAX], path[PATH_MAX * 2], link[PATH_MAX];
 	struct dirent *de;
@@ -112,7 +93,7 @@ long
 vfio_holder(const char *sysfs_root, const char *proc_root, const char *vf)
 {
 	char proc[PATH_MAX], group[PATH_MAX];
-	struct names x = { 0 };
+	struct vf_list x = { 0 };
 	struct dirent *de;
 	long pid = 0;
 	DIR *d;
