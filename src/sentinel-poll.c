@@ -31,7 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,8 +39,8 @@
 #include "cli.h"
 #include "conf.h"
 #include "endpoint.h"
+#include "guestcheck.h"
 #include "guestproto.h"
-#include "hvsock.h"
 #include "io.h"
 #include "jsonl.h"
 #include "log.h"
@@ -52,7 +51,6 @@
 #include "targets.h"
 
 #define PROG "sentinel-poll"
-#define REPLY_MAX JSONL_MAX		/* longest guest reply line */
 #define REQUEST "{\"method\":\"GetGPUInitStatus\"}\n"
 #define CONFIRM_EVERY_MS 250		/* batch the re-reads of the targets */
 
@@ -84,27 +82,11 @@ static const char *const verdict_names[] = {
 	"ok", "failed", "unknown", "rpc_error", "unsupported_agent"
 };
 
-enum phase {
-	PH_CONNECT,
-	PH_HV_SEND,
-	PH_HV_READ,
-	PH_SEND,
-	PH_READ
-};
-
-/* One check in flight; fd -1 marks a free slot. */
+/* One check in flight; gc.fd -1 marks a free slot. */
 struct check {
-	int fd;
-	enum phase phase;
+	struct guestcheck gc;
 	const struct target *t;		/* borrowed from the scan's list */
-	struct endpoint ep;
 	long long deadline;		/* io_now_ms() */
-	char out[64];			/* CONNECT line or request */
-	size_t outlen;
-	size_t sent;
-	char *buf;			/* owned reply buffer */
-	size_t len;
-	size_t cap;
 };
 
 /* A failed/ok result waiting for its assignment to be confirmed. */
@@ -466,39 +448,25 @@ static void
 check_done(struct poller *p, struct check *c, enum verdict v,
     const char *detail)
 {
-	if (c->fd != -1)
-		close(c->fd);
-	c->fd = -1;
-	if (c->cap > 4096) {
-		free(c->buf);
-		c->buf = NULL;
-		c->cap = 0;
-	}
+	guestcheck_end(&c->gc);
 	record(p, c->t, v, detail);
 }
 
 static void
-check_fail(struct poller *p, struct check *c, const char *what, int err)
-{
-	char buf[256];
-
-	snprintf(buf, sizeof(buf), "%s: %s", what, strerror(err));
-	check_done(p, c, V_RPC_ERROR, buf);
-}
-
-static void
-check_reply(struct poller *p, struct check *c, size_t len)
+check_reply(struct poller *p, struct check *c)
 {
 	struct guest_reply *r;
 	const char *detail;
+	char why[256];
 	enum verdict v;
 
 	/* The reply holds an 8 KiB message: keep it off the stack. */
 	if ((r = malloc(sizeof(*r))) == NULL) {
-		check_fail(p, c, "read", ENOMEM);
+		snprintf(why, sizeof(why), "read: %s", strerror(ENOMEM));
+		check_done(p, c, V_RPC_ERROR, why);
 		return;
 	}
-	v = classify_reply(c->buf, len, r, &detail);
+	v = classify_reply(c->gc.buf, c->gc.reply_len, r, &detail);
 	check_done(p, c, v, detail);
 	free(r);
 }
@@ -528,177 +496,34 @@ parse_target_endpoint(const struct poller *p, const char *s,
 static bool
 check_start(struct poller *p, struct check *c, const struct target *t)
 {
+	struct endpoint ep;
+
 	c->t = t;
-	c->len = 0;
-	c->sent = 0;
-	c->fd = -1;
+	c->gc.fd = -1;
 	c->deadline = io_now_ms() + p->timeout * 1000LL;
-	if (parse_target_endpoint(p, t->vsock, &c->ep) == -1) {
+	if (parse_target_endpoint(p, t->vsock, &ep) == -1) {
 		check_done(p, c, V_RPC_ERROR, "invalid endpoint");
 		return false;
 	}
-	if ((c->fd = endpoint_connect(&c->ep)) == -1) {
-		check_fail(p, c, "connect", errno);
+	if (guestcheck_start(&c->gc, &ep, REQUEST) == -1) {
+		check_done(p, c, V_RPC_ERROR, c->gc.why);
 		return false;
 	}
-	c->phase = PH_CONNECT;
 	return true;
-}
-
-static void
-check_set_out(struct check *c, enum phase ph)
-{
-	int n;
-
-	c->phase = ph;
-	c->sent = 0;
-	if (ph == PH_HV_SEND)
-		n = hvsock_format_connect(c->ep.port, c->out, sizeof(c->out));
-	else
-		n = snprintf(c->out, sizeof(c->out), "%s", REQUEST);
-	c->outlen = n > 0 ? (size_t)n : 0;
-}
-
-static void
-check_send(struct poller *p, struct check *c)
-{
-	ssize_t n;
-
-	n = send(c->fd, c->out + c->sent, c->outlen - c->sent,
-	    MSG_NOSIGNAL | MSG_DONTWAIT);
-	if (n == -1) {
-		if (errno != EAGAIN && errno != EINTR)
-			check_fail(p, c, "send", errno);
-		return;
-	}
-	c->sent += (size_t)n;
-	if (c->sent == c->outlen)
-		c->phase = c->phase == PH_HV_SEND ? PH_HV_READ : PH_READ;
-}
-
-static void
-check_connected(struct poller *p, struct check *c)
-{
-	socklen_t sl = sizeof(int);
-	int err = 0;
-
-	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &sl) == -1)
-		err = errno;
-	if (err != 0) {
-		check_fail(p, c, "connect", err);
-		return;
-	}
-	check_set_out(c, c->ep.kind == EP_HVSOCK ? PH_HV_SEND : PH_SEND);
-	check_send(p, c);
-}
-
-/* The VMM's answer to CONNECT: "OK HOSTPORT", then the guest stream. */
-static void
-check_handshake(struct poller *p, struct check *c, const char *nl)
-{
-	unsigned long host_port;
-	size_t n = (size_t)(nl - c->buf);
-
-	if (hvsock_parse_ok(c->buf, n, &host_port) == -1) {
-		check_done(p, c, V_RPC_ERROR,
-		    "hybrid vsock: unexpected answer to CONNECT");
-		return;
-	}
-	memmove(c->buf, nl + 1, c->len - n - 1);
-	c->len -= n + 1;
-	check_set_out(c, PH_SEND);
-	check_send(p, c);
-}
-
-/* Grows the reply buffer up to REPLY_MAX + 1 bytes. 0 or -1. */
-static int
-check_grow(struct check *c)
-{
-	size_t cap = c->cap ? c->cap * 2 : 512;
-	char *b;
-
-	if (cap > REPLY_MAX + 1)
-		cap = REPLY_MAX + 1;
-	if ((b = realloc(c->buf, cap)) == NULL)
-		return -1;
-	c->buf = b;
-	c->cap = cap;
-	return 0;
-}
-
-static void
-check_eof(struct poller *p, struct check *c)
-{
-	if (c->phase == PH_HV_READ)
-		check_done(p, c, V_RPC_ERROR,
-		    "hybrid vsock: connection closed before OK");
-	else if (c->len == 0)
-		check_done(p, c, V_RPC_ERROR, "connection closed without a "
-		    "reply");
-	else
-		check_reply(p, c, c->len);
-}
-
-static void
-check_read(struct poller *p, struct check *c)
-{
-	const char *nl;
-	ssize_t n;
-
-	if (c->len == c->cap && check_grow(c) == -1) {
-		check_fail(p, c, "read", ENOMEM);
-		return;
-	}
-	n = recv(c->fd, c->buf + c->len, c->cap - c->len, MSG_DONTWAIT);
-	if (n == -1 && errno != EAGAIN && errno != EINTR)
-		check_fail(p, c, "read", errno);
-	if (n == 0)
-		check_eof(p, c);
-	if (n <= 0)
-		return;
-	c->len += (size_t)n;
-	nl = memchr(c->buf, '\n', c->len);
-	if (nl != NULL && c->phase == PH_HV_READ)
-		check_handshake(p, c, nl);
-	else if (nl != NULL)
-		check_reply(p, c, (size_t)(nl - c->buf));
-	else if (c->phase == PH_HV_READ && c->len > HVSOCK_LINE_MAX)
-		check_done(p, c, V_RPC_ERROR, "hybrid vsock: answer too long");
-	else if (c->len > REPLY_MAX)
-		check_done(p, c, V_RPC_ERROR, "reply over 64 KiB");
 }
 
 static void
 check_event(struct poller *p, struct check *c)
 {
-	switch (c->phase) {
-	case PH_CONNECT:
-		check_connected(p, c);
+	switch (guestcheck_advance(&c->gc)) {
+	case GC_BUSY:
 		break;
-	case PH_HV_SEND:
-	case PH_SEND:
-		check_send(p, c);
+	case GC_REPLY:
+		check_reply(p, c);
 		break;
-	case PH_HV_READ:
-	case PH_READ:
-		check_read(p, c);
+	case GC_FAILED:
+		check_done(p, c, V_RPC_ERROR, c->gc.why);
 		break;
-	}
-}
-
-static const char *
-phase_timeout(enum phase ph)
-{
-	switch (ph) {
-	case PH_CONNECT:
-		return "timed out connecting";
-	case PH_HV_SEND:
-	case PH_HV_READ:
-		return "timed out waiting for the hybrid vsock OK";
-	case PH_SEND:
-		return "timed out sending the request";
-	default:
-		return "timed out waiting for the reply";
 	}
 }
 
@@ -743,7 +568,7 @@ fill_slots(struct poller *p, const struct targets *ts, size_t *next,
 	size_t i;
 
 	for (i = 0; i < p->concurrency && *next < ts->n; i++) {
-		if (p->slots[i].fd != -1)
+		if (p->slots[i].gc.fd != -1)
 			continue;
 		if (check_start(p, &p->slots[i], &ts->v[(*next)++]))
 			(*busy)++;
@@ -760,11 +585,10 @@ check_round(struct poller *p, size_t *busy)
 
 	for (i = 0; i < p->concurrency; i++) {
 		c = &p->slots[i];
-		p->pfds[i].fd = c->fd;
-		p->pfds[i].events = c->phase == PH_HV_READ ||
-		    c->phase == PH_READ ? POLLIN : POLLOUT;
+		p->pfds[i].fd = c->gc.fd;
+		p->pfds[i].events = guestcheck_poll_events(&c->gc);
 		p->pfds[i].revents = 0;
-		if (c->fd != -1 && c->deadline < first)
+		if (c->gc.fd != -1 && c->deadline < first)
 			first = c->deadline;
 	}
 	if (wait_fds(p->pfds, p->concurrency, first - now) == -1 &&
@@ -773,11 +597,12 @@ check_round(struct poller *p, size_t *busy)
 	now = io_now_ms();
 	for (i = 0; i < p->concurrency; i++) {
 		c = &p->slots[i];
-		if (c->fd != -1 && p->pfds[i].revents != 0)
+		if (c->gc.fd != -1 && p->pfds[i].revents != 0)
 			check_event(p, c);
-		if (c->fd != -1 && now >= c->deadline)
-			check_done(p, c, V_RPC_ERROR, phase_timeout(c->phase));
-		if (c->fd == -1 && p->pfds[i].fd != -1)
+		if (c->gc.fd != -1 && now >= c->deadline)
+			check_done(p, c, V_RPC_ERROR,
+			    guestcheck_timeout_why(&c->gc));
+		if (c->gc.fd == -1 && p->pfds[i].fd != -1)
 			(*busy)--;
 	}
 }
@@ -789,9 +614,9 @@ abandon(struct poller *p)
 	size_t i;
 
 	for (i = 0; i < p->concurrency; i++) {
-		if (p->slots[i].fd != -1)
-			close(p->slots[i].fd);
-		p->slots[i].fd = -1;
+		if (p->slots[i].gc.fd != -1)
+			close(p->slots[i].gc.fd);
+		p->slots[i].gc.fd = -1;
 	}
 }
 
@@ -1137,7 +962,7 @@ poller_alloc(struct poller *p)
 	if (!p->slots || !p->pfds || (p->log_source && !p->logbuf))
 		die(EX_OSERR, "out of memory", NULL);
 	for (i = 0; i < p->concurrency; i++)
-		p->slots[i].fd = -1;
+		p->slots[i].gc.fd = -1;
 	if (p->targets_path != NULL && strcmp(p->targets_path, "-") == 0 &&
 	    targets_read_fd(STDIN_FILENO, &p->stdin_targets, false, why,
 	    sizeof(why)) == -1)
@@ -1151,7 +976,7 @@ poller_release(struct poller *p)
 	size_t i;
 
 	for (i = 0; p->slots != NULL && i < p->concurrency; i++)
-		free(p->slots[i].buf);
+		guestcheck_release(&p->slots[i].gc);
 	for (i = 0; i < p->ntails; i++)
 		tail_free(&p->tails[i]);
 	for (i = 0; i < p->npend; i++)
