@@ -34,7 +34,7 @@ struct guestcheck {
 	int fd;				/* -1 when idle */
 	enum guestcheck_phase phase;
 	struct endpoint ep;
-	const char *request;		/* borrowed: the line, '\n' included */
+	const char *request;		/* borrowed: the line, with '\n' */
 	char out[64];			/* CONNECT line or request */
 	size_t outlen;
 	size_t sent;

@@ -95,6 +95,7 @@ test_plain(int lfd, const char *ep)
 	is_str(line, REQ, "the request was sent");
 	guestcheck_end(&c);
 	ok(c.fd == -1, "guestcheck_end closes the connection");
+	guestcheck_release(&c);
 	close(peer);
 	peer = start(&c, ep, lfd);
 	ok(run_until_read(&c) == GC_BUSY, "the request is sent");
