@@ -66,6 +66,23 @@ set_out(struct guestcheck *c, enum guestcheck_phase ph)
 	c->outlen = n > 0 ? (size_t)n : 0;
 }
 
+/*
+ * A peer may send its reply line in the same segment as the VMM's OK line
+ * (a guest that speaks first): once the request is out, a line already
+ * buffered is the reply. poll(2) would not report it, and waiting for
+ * more bytes or the end of the stream would only time out.
+ */
+static enum guestcheck_status
+buffered_reply(struct guestcheck *c)
+{
+	const char *nl;
+
+	if (c->len == 0 || (nl = memchr(c->buf, '\n', c->len)) == NULL)
+		return GC_BUSY;
+	c->reply_len = (size_t)(nl - c->buf);
+	return GC_REPLY;
+}
+
 static enum guestcheck_status
 do_send(struct guestcheck *c)
 {
@@ -79,9 +96,10 @@ do_send(struct guestcheck *c)
 		return GC_BUSY;
 	}
 	c->sent += (size_t)n;
-	if (c->sent == c->outlen)
-		c->phase = c->phase == GC_HV_SEND ? GC_HV_READ : GC_READ;
-	return GC_BUSY;
+	if (c->sent < c->outlen)
+		return GC_BUSY;
+	c->phase = c->phase == GC_HV_SEND ? GC_HV_READ : GC_READ;
+	return c->phase == GC_READ ? buffered_reply(c) : GC_BUSY;
 }
 
 static enum guestcheck_status
