@@ -74,3 +74,29 @@ replay() {
 		--vf 0000:e3:00.4 --instance i-2 --assigned-at t2
 	[ "$(sha "$DATA/gpu/vf-health.json")" = "$before" ]
 }
+
+@test "finding guestcheck/early-reply: a guest that answers with the VMM's OK line is heard at once" {
+	mk_card "$SYSFS" 0000:e3:00.0
+	mk_vf "$SYSFS" 0000:e3:00.0 0000:e3:00.4
+	# A hybrid-vsock VMM whose guest speaks first: OK and the reply leave
+	# in one write, and the connection then stays open.
+	cat >"$T/vmm.sh" <<-'EOF2'
+	#!/bin/sh
+	read -r connect
+	printf 'OK 1073741824\n{"state":"FAILED","failure_message":"NVRM: RmInitAdapter failed!"}\n'
+	sleep 10
+	EOF2
+	chmod +x "$T/vmm.sh"
+	socat UNIX-LISTEN:"$T/v.sock",fork EXEC:"$T/vmm.sh" 3>&- &
+	local socat=$! start
+	wait_for test -S "$T/v.sock"
+	: >"$T/ctl"
+	printf '{"vf_address":"0000:e3:00.4","instance_id":"i-1","claimed_at":"t1","vsock":"hvsock:%s:2222","control_socket":"%s"}\n' \
+		"$T/v.sock" "$T/ctl" >"$T/targets"
+	start=$SECONDS
+	run -0 --separate-stderr sentinel-poll --sysfs-root "$SYSFS" --once \
+		--timeout 4 --targets "$T/targets"
+	kill "$socat"
+	assert_output --partial '"check":"failed"'
+	[ $((SECONDS - start)) -lt 4 ]
+}
