@@ -60,6 +60,7 @@ replay() {
 @test "fuzz corpus replays: console-marker matcher" { replay marker; }
 @test "fuzz corpus replays: console-log tail" { replay logtail; }
 @test "fuzz corpus replays: endpoints" { replay endpoint; }
+@test "fuzz corpus replays: sentinel-poll --targets lines" { replay targets; }
 @test "fuzz corpus replays: guest check connection (hybrid vsock OK, reply line)" { replay guestcheck; }
 @test "fuzz corpus replays: RFC 3339 timestamps" { replay timefmt; }
 
