@@ -1,9 +1,11 @@
 #!/usr/bin/env bats
 # 80-privilege: least privilege (issue "Proof under fire" 4). State files
 # are 0644 in 0755 directories whatever the umask; nothing follows a
-# symlink planted in DATA_DIR/gpu; the guest answer service drops root
-# to its dedicated user when that user exists (and runs as root when it
-# does not), with no capabilities and no_new_privs.
+# symlink planted in DATA_DIR/gpu; the services drop root to their
+# dedicated user (env/VFSENTINEL_USER, default vfsentinel) where they can:
+# the guest answer service whenever that user exists (no capabilities,
+# no_new_privs), the host resources and sentinel services when the user
+# may write their directories; otherwise they run as root.
 
 load helpers
 load lib/store
@@ -150,4 +152,93 @@ status_field() {
 	[ "$(stat -c %U "$d/gpu/vf-health.json")" = nobody ]
 	# And root can still take over again.
 	run -0 vfstore --data-dir "$d" clear --vf 0000:e3:00.4
+}
+
+# host_conf: a host under $R (traversable by the service user): sysfs with
+# one card and two VFs, data dir, textfile dir, a 1 s scan interval.
+host_conf() {
+	mk_card "$R/sysfs" 0000:e3:00.0
+	mk_vf "$R/sysfs" 0000:e3:00.0 0000:e3:00.4
+	mk_vf "$R/sysfs" 0000:e3:00.0 0000:e3:00.5
+	mkdir -p "$R/prom" "$R/g"
+	cat >"$R/vfsentinel.conf" <<-EOF2
+	data_dir = $R/data
+	sysfs_root = $R/sysfs
+	metrics.textfile_dir = $R/prom
+	sentinel.interval = 1
+	sentinel.timeout = 2
+	EOF2
+	export VFSENTINEL_CONF=$R/vfsentinel.conf
+	# root's operator commands create the store first (lock 0644, root's).
+	vfstore quarantine --vf 0000:e3:00.5 --reason test >/dev/null 2>&1
+}
+
+# host_service NAME USER: NAME under runit with env/VFSENTINEL_USER=USER.
+host_service() {
+	runit_copy "$1"
+	runit_test_path "$1"
+	runit_env "$1" VFSENTINEL_CONF "$R/vfsentinel.conf"
+	runit_env "$1" VFSENTINEL_USER "$2"
+	runit_env "$1" INTERVAL 1
+	runit_start
+	runit_wait_stat "$1" run
+}
+
+@test "vfsentinel-resources runs as its user when that user may write the textfile dir" {
+	id nobody >/dev/null || skip "no user nobody"
+	host_conf
+	chown nobody "$R/prom"
+	host_service vfsentinel-resources nobody
+	wait_for test -s "$R/prom/vfsentinel-resources.prom"
+	[ "$(status_field "$(runit_pid vfsentinel-resources)" Uid)" = "$(id -u nobody)" ]
+	[ "$(stat -c %U "$R/prom/vfsentinel-resources.prom")" = nobody ]
+	# It read root's store through the shared lock.
+	run -0 grep 'hypeman_resources_gpu_slots{kind="quarantined"} 1' \
+		"$R/prom/vfsentinel-resources.prom"
+}
+
+@test "vfsentinel-resources stays root when its user may not write the textfile dir" {
+	id nobody >/dev/null || skip "no user nobody"
+	host_conf
+	host_service vfsentinel-resources nobody
+	wait_for test -s "$R/prom/vfsentinel-resources.prom"
+	[ "$(status_field "$(runit_pid vfsentinel-resources)" Uid)" = 0 ]
+	[ "$(stat -c %U "$R/prom/vfsentinel-resources.prom")" = root ]
+}
+
+@test "vfsentinel-sentinel polls and records as its user when it owns DATA_DIR/gpu" {
+	id nobody >/dev/null || skip "no user nobody"
+	host_conf
+	chown nobody "$R/data/gpu" "$R/prom" "$R/g"
+	: >"$R/g/ctl"
+	echo boot-a >"$R/g/a.boot"
+	printf '%s\n' '{"event":"gpu_init_failed","seq":1,"ts_usec":2,"message":"NVRM: RmInitAdapter failed!"}' >"$R/g/a.ev"
+	chpst -u nobody vsock-answer --events - --listen "unix:$R/g/a" \
+		--state-file "$R/g/a.state" --boot-id-file "$R/g/a.boot" \
+		<"$R/g/a.ev" 2>>"$R/g/a.log" 3>&- &
+	GUEST=$!
+	wait_for test -S "$R/g/a"
+	run -0 vfpick --profile "NVIDIA L40S-12Q" --claim i-1 \
+		--vsock "unix:$R/g/a" --control-socket "$R/g/ctl"
+	host_service vfsentinel-sentinel nobody
+	wait_for grep -q '"instance_id": "i-1"' "$R/data/gpu/vf-health.json" ||
+		wait_for grep -q '"instance_id": "i-1"' "$R/data/gpu/vf-health.json"
+	kill "$GUEST"
+	local pid child
+	pid=$(runit_pid vfsentinel-sentinel)
+	[ "$(status_field "$pid" Uid)" = "$(id -u nobody)" ]
+	for child in $(pgrep -P "$pid"); do
+		[ "$(status_field "$child" Uid)" = "$(id -u nobody)" ]
+	done
+	[ "$(stat -c %U "$R/data/gpu/vf-health.json")" = nobody ]
+	wait_for test -s "$R/prom/vfsentinel-sentinel.prom"
+}
+
+@test "vfsentinel-sentinel stays root when its user cannot write DATA_DIR/gpu" {
+	id nobody >/dev/null || skip "no user nobody"
+	host_conf
+	host_service vfsentinel-sentinel nobody
+	local pid
+	pid=$(runit_pid vfsentinel-sentinel)
+	[ "$(status_field "$pid" Uid)" = 0 ]
 }
