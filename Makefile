@@ -139,7 +139,11 @@ install: all
 	$(INSTALL) -m 755 $(PROGS) $(DESTDIR)$(BINDIR_INST)/
 	$(INSTALL) -m 644 share/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
 	$(INSTALL) -m 644 share/doc/* $(DESTDIR)$(DOCDIR)/
-	$(INSTALL) -m 644 etc/vfsentinel.conf $(DESTDIR)$(SYSCONFDIR)/vfsentinel/
+	@conf=$(DESTDIR)$(SYSCONFDIR)/vfsentinel/vfsentinel.conf; \
+	if [ -e "$$conf" ]; then \
+		$(INSTALL) -m 644 etc/vfsentinel.conf "$$conf.dist"; \
+		echo "install: kept $$conf; the shipped one is $$conf.dist"; \
+	else $(INSTALL) -m 644 etc/vfsentinel.conf "$$conf"; fi
 	cp -R sv/. $(DESTDIR)$(SVDIR_INST)/
 	@$(MAKE) --no-print-directory install-user
 
