@@ -141,6 +141,30 @@ ms_since() {
 	wait_long answer_state_is OK
 }
 
+@test "sv restart brings a producer back: a requested TERM is not settling" {
+	mkfifo "$T/kmsgfifo"
+	sleep 600 >"$T/kmsgfifo" 3>&- &
+	HOLD_PID=$!
+	guest_services
+	runit_env vfsentinel-kmsg VFSENTINEL_KMSG "$T/kmsgfifo"
+	runit_start
+	wait_long answer_state_is UNKNOWN
+	sleep 1.2	# runsv restarts at once only after a run of 1 s
+	for s in vfsentinel-kmsg vfsentinel-probe; do
+		old=$(runit_pid "$s")
+		[ -n "$old" ]
+		sv restart "$RUNIT_SV/$s" >/dev/null
+		runit_wait_new_pid "$s" "$old" 30
+		[ ! -e "$RUNIT_SV/$s/supervise/term-requested" ]
+	done
+	# The restarted producers still feed the answer.
+	printf '%s\n' "$REC1" >"$T/kmsgfifo"
+	wait_long answer_state_is FAILED
+	# sv down still means down.
+	sv down "$RUNIT_SV/vfsentinel-kmsg" >/dev/null
+	stays_down vfsentinel-kmsg
+}
+
 @test "a guest without an NVIDIA function: kmsg service settles, probe disabled settles" {
 	rm -rf "$SYSFS/sys/bus/pci/devices/0000:00:03.0"
 	guest_services
