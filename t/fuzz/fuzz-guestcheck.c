@@ -139,29 +139,6 @@ peer_write(int sfd, const char *d, size_t n, bool closed)
 	return w > 0 ? (size_t)w : 0;
 }
 
-static char *
-expand(const uint8_t *data, size_t size, size_t *len)
-{
-	size_t i, n = 0, wide = 0;
-	char *s;
-
-	for (i = 0; i < size; i++)
-		wide += data[i] == 1;
-	s = malloc(size + wide * 16384 + 1);
-	if (s == NULL)
-		abort();
-	for (i = 0; i < size; i++) {
-		if (data[i] == 1) {
-			memset(s + n, 'a', 16384);
-			n += 16384;
-		} else {
-			s[n++] = (char)data[i];
-		}
-	}
-	*len = n;
-	return s;
-}
-
 static void
 run_check(const char *d, size_t n, bool hv, bool closed)
 {
@@ -205,7 +182,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	listener();
-	d = expand(data + 1, size - 1, &n);
+	d = fuzz_expand(data + 1, size - 1, &n);
 	run_check(d, n, data[0] & 1, data[0] & 2);
 	free(d);
 	return 0;

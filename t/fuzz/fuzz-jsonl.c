@@ -19,36 +19,12 @@
 #include "jsonl.h"
 
 #define T "jsonl"
-#define WIDE 16384
 
 struct expect {
 	const char *p;		/* the expanded input */
 	size_t len;
 	size_t pos;		/* start of the next expected line */
 };
-
-static char *
-expand(const uint8_t *data, size_t size, size_t *len)
-{
-	size_t i, n = 0, wide = 0;
-	char *s;
-
-	for (i = 0; i < size; i++)
-		wide += data[i] == 1;
-	s = malloc(size + wide * WIDE + 1);
-	if (s == NULL)
-		abort();
-	for (i = 0; i < size; i++) {
-		if (data[i] == 1) {
-			memset(s + n, 'a', WIDE);
-			n += WIDE;
-		} else {
-			s[n++] = (char)data[i];
-		}
-	}
-	*len = n;
-	return s;
-}
 
 /* Checks one reader result against the next line of the plain split. */
 static void
@@ -159,7 +135,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	p = expand(data + 1, size - 1, &len);
+	p = fuzz_expand(data + 1, size - 1, &len);
 	chunk = data[0] < 16 ? (size_t)data[0] + 1 :
 	    (size_t)(data[0] - 15) * 277;
 	/* At most ~64 writes per input keeps the fuzzer fast. */

@@ -21,33 +21,9 @@
 #include "logtail.h"
 
 #define T "logtail"
-#define WIDE 16384
 
 static char window[LOGTAIL_LINE_MAX + 1];
 static char marker[GUEST_MARKER_MAX + 1];
-
-static char *
-expand(const uint8_t *data, size_t size, size_t *len)
-{
-	size_t i, n = 0, wide = 0;
-	char *s;
-
-	for (i = 0; i < size; i++)
-		wide += data[i] == 1;
-	s = malloc(size + wide * WIDE + 1);
-	if (s == NULL)
-		abort();
-	for (i = 0; i < size; i++) {
-		if (data[i] == 1) {
-			memset(s + n, 'a', WIDE);
-			n += WIDE;
-		} else {
-			s[n++] = (char)data[i];
-		}
-	}
-	*len = n;
-	return s;
-}
 
 /* The reference: the last marker line of the log. */
 static enum guest_marker
@@ -135,7 +111,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	p = expand(data + 1, size - 1, &len);
+	p = fuzz_expand(data + 1, size - 1, &len);
 	run_tail(p, len, data[0] < 16 ? (size_t)data[0] + 1 :
 	    (size_t)(data[0] - 15) * 1031);
 	free(p);

@@ -49,4 +49,32 @@ fuzz_strndup(const uint8_t *data, size_t size)
 	return s;
 }
 
+/* Byte 1 in the input stands for FUZZ_WIDE bytes of 'a', so short inputs
+ * can reach the line and message size limits. Returns a new buffer (the
+ * caller frees it, not NUL-terminated) and its length in *len. */
+#define FUZZ_WIDE 16384
+
+static inline char *
+fuzz_expand(const uint8_t *data, size_t size, size_t *len)
+{
+	size_t i, n = 0, wide = 0;
+	char *s;
+
+	for (i = 0; i < size; i++)
+		wide += data[i] == 1;
+	s = malloc(size + wide * FUZZ_WIDE + 1);
+	if (s == NULL)
+		abort();
+	for (i = 0; i < size; i++) {
+		if (data[i] == 1) {
+			memset(s + n, 'a', FUZZ_WIDE);
+			n += FUZZ_WIDE;
+		} else {
+			s[n++] = (char)data[i];
+		}
+	}
+	*len = n;
+	return s;
+}
+
 #endif
