@@ -25,7 +25,7 @@ vfs_setup() {
 	T=$BATS_TEST_TMPDIR
 	DATA=$T/data
 	SYSFS=$T/sysfs
-	mkdir -p "$DATA" "$SYSFS/sys/bus/pci/devices"
+	mkdir -p "$DATA/gpu" "$SYSFS/sys/bus/pci/devices"
 	: >"$T/vfsentinel.conf"
 	VFSENTINEL_CONF=$T/vfsentinel.conf
 	export T DATA SYSFS VFSENTINEL_CONF
