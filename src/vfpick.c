@@ -10,10 +10,11 @@
  * plus "instance_id" and "claimed_at" with --claim.
  *
  * Exit codes: 0 chosen; 1 no eligible VF (upstream messages), or the VF
- * to configure turned out quarantined; 64 usage; 65 an existing claim
- * that cannot be configured; 69 health store or ledger unavailable (no
- * claim persisted); 74 I/O error (inventory, persisting the claim,
- * writing current_vgpu_type, stdout); 75 lock timeout; 78 configuration.
+ * to configure turned out quarantined; 64 usage; 65 the instance holds a
+ * claim of another profile, or one that cannot be configured; 69 health
+ * store or ledger unavailable (no claim persisted); 74 I/O error
+ * (inventory, persisting the claim, writing current_vgpu_type, stdout);
+ * 75 lock timeout; 78 configuration.
  */
 #include <errno.h>
 #include <limits.h>
@@ -155,7 +156,7 @@ parse_args(int argc, char **argv, struct run *r)
 			r->seeded = true;
 			break;
 		default:
-			cli_usage_error(&r->cli, NULL);
+			cli_bad_option(&r->cli, argv);
 		}
 	}
 	if (optind < argc)

@@ -35,7 +35,7 @@ two_vfs() {
 	run -0 --separate-stderr pick --profile "$P12"
 	run jq -c 'del(.vf_address)' <<<"$output"
 	assert_output '{"card":"0000:e3:00.0","profile":"NVIDIA L40S-12Q","type_id":"1160"}'
-	[ ! -e "$DATA/gpu" ]
+	[ -z "$(ls -A "$DATA/gpu")" ]
 	[ "$(current 0000:e3:00.4)$(current 0000:e3:00.5)" = 00 ]
 }
 
@@ -197,6 +197,57 @@ two_vfs() {
 	[ "$(sha "$DATA/gpu/vf-claims.json")" = "$before" ]
 	second=$(pick --profile "$P12" --claim i-2 2>/dev/null)
 	[ "$(jq -r .vf_address <<<"$second")" != "$(jq -r .vf_address <<<"$first")" ]
+}
+
+@test "a second claim with another profile exits 65 naming the held VF and profile, and changes nothing" {
+	two_vfs
+	first=$(pick --profile "$P12" --claim i-1 --vsock unix:/a \
+	    --control-socket /c1 --configure 2>/dev/null)
+	vf=$(jq -r .vf_address <<<"$first")
+	before=$(sha "$DATA/gpu/vf-claims.json")
+	run -65 --separate-stderr pick --profile "$P24" --claim i-1 \
+	    --vsock unix:/b --control-socket /c2 --configure
+	[ -z "$output" ]
+	[[ "$stderr" == *"instance i-1 already holds VF $vf with profile \\\"$P12\\\"; release it first"* ]]
+	[ "$(sha "$DATA/gpu/vf-claims.json")" = "$before" ]
+	[ "$(current "$vf")" = 1160 ]
+}
+
+@test "a second claim with the same profile returns the claim and updates changed endpoints in the ledger" {
+	two_vfs
+	first=$(pick --profile "$P12" --claim i-1 --vsock unix:/a \
+	    --control-socket /c1 --configure 2>/dev/null)
+	at=$(jq -r .claimed_at <<<"$first")
+	run -0 --separate-stderr pick --profile "$P12" --claim i-1 \
+	    --vsock unix:/b --control-socket /c2 --configure
+	assert_output "$first"
+	run -0 jq -c '.claims[0] | [.claimed_at, .vsock, .control_socket]' \
+	    "$DATA/gpu/vf-claims.json"
+	assert_output "[\"$at\",\"unix:/b\",\"/c2\"]"
+	[[ "$stderr" == *'"level":"info"'*'"msg":"updated the claim'"'"'s endpoints"'*'"vsock":"unix:/b","control_socket":"/c2"'* ]]
+	# Only the endpoint given changes; one not given is kept.
+	run -0 --separate-stderr pick --profile "$P12" --claim i-1 --vsock unix:/c
+	assert_output "$first"
+	run -0 jq -c '.claims[0] | [.claimed_at, .vsock, .control_socket]' \
+	    "$DATA/gpu/vf-claims.json"
+	assert_output "[\"$at\",\"unix:/c\",\"/c2\"]"
+	# The same endpoints again: nothing is written.
+	before=$(sha "$DATA/gpu/vf-claims.json")
+	run -0 --separate-stderr pick --profile "$P12" --claim i-1 --vsock unix:/c \
+	    --control-socket /c2
+	[ "$(sha "$DATA/gpu/vf-claims.json")" = "$before" ]
+	[[ "$stderr" != *"updated the claim"* ]]
+}
+
+@test "a failed persist of updated endpoints exits 74 and leaves the ledger as it was" {
+	two_vfs
+	pick --profile "$P12" --claim i-1 --vsock unix:/a >/dev/null 2>&1
+	before=$(sha "$DATA/gpu/vf-claims.json")
+	run -74 --separate-stderr faulty FAIL_rename=1 FAIL_MATCH=vf-claims \
+	    vfpick --sysfs-root "$SYSFS" --data-dir "$DATA" --profile "$P12" \
+	    --claim i-1 --vsock unix:/b
+	[ -z "$output" ]
+	[ "$(sha "$DATA/gpu/vf-claims.json")" = "$before" ]
 }
 
 @test "--configure writes the type id to current_vgpu_type" {
