@@ -156,7 +156,7 @@ parse_args(int argc, char **argv, struct run *r)
 			r->seeded = true;
 			break;
 		default:
-			cli_bad_option(&r->cli, argv);
+			cli_usage_error(&r->cli, NULL);
 		}
 	}
 	if (optind < argc)
@@ -633,16 +633,64 @@ configure(struct run *r, const struct claim *cl)
 	    "instance_id", r->instance, "type_id", (int)id);
 }
 
+/* Sets *slot to a copy of v when v is given and differs; true if set. */
+static bool
+update_str(char **slot, const char *v)
+{
+	char *copy;
+
+	if (v == NULL || (*slot != NULL && strcmp(*slot, v) == 0))
+		return false;
+	if ((copy = strdup(v)) == NULL)
+		die(EX_OSERR, "out of memory", NULL);
+	free(*slot);
+	*slot = copy;
+	return true;
+}
+
+/*
+ * A second --claim for an instance that holds one. Another profile is
+ * refused: configuring the held VF with it, or placing the instance a
+ * second time, would both be wrong, so the launcher must release first.
+ * The same profile is the same assignment (same claimed_at); a relaunched
+ * VMM may listen elsewhere, so endpoints given anew replace the ledger's,
+ * or the sentinel would keep polling the old ones.
+ */
+static const struct claim *
+existing_claim(struct run *r, struct claim *cl)
+{
+	char msg[512];
+	bool changed;
+
+	if (cl->profile == NULL || strcmp(cl->profile, r->profile) != 0) {
+		snprintf(msg, sizeof(msg), "instance %.256s already holds VF "
+		    "%s with profile \"%.128s\"; release it first",
+		    r->instance, cl->vf, cl->profile ? cl->profile : "");
+		die(EX_DATAERR, msg, "{s:s, s:s}", "vf", cl->vf, "instance_id",
+		    r->instance);
+	}
+	log_msg(LVL_INFO, "instance already holds a claim", "{s:s, s:s}",
+	    "vf", cl->vf, "instance_id", r->instance);
+	changed = update_str(&cl->vsock, r->vsock);
+	changed |= update_str(&cl->control_socket, r->control_socket);
+	if (!changed)
+		return cl;
+	save_claims(r, "cannot persist the claim's endpoints");
+	log_msg(LVL_INFO, "updated the claim's endpoints", "{s:s, s:s, s:s?, "
+	    "s:s?}", "vf", cl->vf, "instance_id", r->instance, "vsock",
+	    cl->vsock, "control_socket", cl->control_socket);
+	return cl;
+}
+
 /* --claim: the instance's existing claim, or a new one. */
 static void
 claim_flow(struct run *r)
 {
-	const struct claim *cl = claims_find_instance(&r->claims,
-	    r->instance);
+	struct claim *held = claims_find_instance(&r->claims, r->instance);
+	const struct claim *cl;
 
-	if (cl != NULL) {
-		log_msg(LVL_INFO, "instance already holds a claim",
-		    "{s:s, s:s}", "vf", cl->vf, "instance_id", r->instance);
+	if (held != NULL) {
+		cl = existing_claim(r, held);
 	} else {
 		check_profile_known(r);
 		build_model(r);
