@@ -52,6 +52,7 @@ replay() {
 @test "fuzz corpus replays: JSON-lines reader" { replay jsonl; }
 @test "fuzz corpus replays: vf-health.json loader and writer" { replay health; }
 @test "fuzz corpus replays: vf-claims.json loader and writer" { replay claims; }
+@test "fuzz corpus replays: both writers never write what the loaders refuse" { replay dump; }
 @test "fuzz corpus replays: creatable_vgpu_types" { replay vgpu-types; }
 @test "fuzz corpus replays: configuration file" { replay conf; }
 @test "fuzz corpus replays: vsock request parser" { replay guest-request; }

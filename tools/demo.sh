@@ -195,6 +195,8 @@ main() {
 
 	step "1. A simulated GPU host: 2 L40S cards x 8 VFs (fake sysfs in $D/host)"
 	say "Configuration: VFSENTINEL_CONF=$D/vfsentinel.conf (threshold 2, scans every 1 s)"
+	say "The install step creates the state directory (nothing else does):"
+	cmd "vfstore init | jq -c ." || fail "vfstore init"
 	cmd "resources-report | jq -c '.gpu | {total_slots, allocatable_slots, quarantined_slots, profiles}'" ||
 	    fail "resources-report"
 	say "The host sentinel starts: sentinel-poll | vfstore apply --metrics-file ..."

@@ -26,8 +26,8 @@ fail(struct atomic_result *res, const char *step)
 	return -1;
 }
 
-static int
-fsync_dir(const char *dir)
+int
+atomic_sync_dir(const char *dir)
 {
 	int fd, rc, saved;
 
@@ -75,7 +75,7 @@ prepare_dir(const char *path, const char *dir, const char *parent,
 		return fail(res, "create dir");
 	if (lstat(path, &st) == 0)
 		return 0;
-	if (fsync_dir(parent) < 0)
+	if (atomic_sync_dir(parent) < 0)
 		return fail(res, "sync parent dir");
 	return 0;
 }
@@ -140,7 +140,7 @@ atomic_write(const char *path, const void *buf, size_t len, mode_t mode,
 		return fail(res, "rename");
 	}
 	res->renamed = true;
-	if (fsync_dir(dir) < 0)
+	if (atomic_sync_dir(dir) < 0)
 		return fail(res, "sync dir");
 	return 0;
 }

@@ -29,4 +29,8 @@ struct atomic_result {
 int atomic_write(const char *path, const void *buf, size_t len, mode_t mode,
     struct atomic_result *res);
 
+/* fsync(2) of a directory (a rename or creation in it is durable).
+ * 0 or -1/errno. */
+int atomic_sync_dir(const char *dir);
+
 #endif

@@ -26,17 +26,21 @@
 #include "lock.h"
 #include "store.h"
 #include "timefmt.h"
+#include "utf8.h"
 
 #define STORE_FILE_MAX (64u << 20)	/* larger files are "unavailable" */
 #define HEALTH_NOUN "VF health state"
 #define CLAIMS_NOUN "VF claims"
+
+static int dir_check(struct store *s);
 
 /* A growing output buffer; "failed" latches an allocation failure. */
 struct obuf {
 	char *p;
 	size_t len;
 	size_t cap;
-	bool failed;
+	bool failed;			/* out of memory */
+	bool bad_text;			/* a string the loader would refuse */
 };
 
 /* An entry for duplicate detection: (a, b) in file position idx. */
@@ -577,6 +581,8 @@ ob_quote(struct obuf *b, const char *s)
 	char esc[8];
 	const char *run = s;
 
+	if (!utf8_valid_str(s))
+		b->bad_text = true;
 	ob_put(b, "\"", 1);
 	for (; *s != '\0'; s++) {
 		unsigned char c = (unsigned char)*s;
@@ -668,9 +674,9 @@ dump_record(struct obuf *b, const struct vf_record *r, int depth)
 static char *
 ob_finish(struct obuf *b, size_t *len)
 {
-	if (b->failed) {
+	if (b->failed || b->bad_text) {
 		free(b->p);
-		errno = ENOMEM;
+		errno = b->failed ? ENOMEM : EILSEQ;
 		return NULL;
 	}
 	*len = b->len;
@@ -741,6 +747,8 @@ health_load(struct store *s, struct health *h, unsigned threshold)
 
 	memset(h, 0, sizeof(*h));
 	s->why[0] = '\0';
+	if (dir_check(s) < 0)
+		return -1;
 	rc = slurp(s->health_path, &text, &len, HEALTH_NOUN, s->why,
 	    sizeof(s->why));
 	if (rc < 0)
@@ -955,26 +963,51 @@ store_init(struct store *s, const char *data_dir)
 }
 
 /*
- * A reader takes no lock (and creates nothing) when the directory or the
- * lock file is missing: every file is replaced by rename, so an unlocked
- * read still sees one complete version.
+ * SPEC 4.1: a missing DATA_DIR/gpu is no empty store but an unmounted
+ * volume, a wiped directory or a mistyped data_dir, so it (and anything
+ * there that is not a directory) makes the store unavailable. Checked
+ * before anything else, by every lock and load.
+ */
+static int
+dir_check(struct store *s)
+{
+	struct stat st;
+	int err = 0;
+
+	if (stat(s->dir, &st) < 0)
+		err = errno;
+	else if (S_ISDIR(st.st_mode))
+		return 0;
+	if (err == ENOENT)
+		snprintf(s->why, sizeof(s->why), "VF health state directory "
+		    "%.900s is missing; create it with vfstore init", s->dir);
+	else if (err == 0 || err == ENOTDIR)
+		snprintf(s->why, sizeof(s->why), "VF health state directory "
+		    "%.900s is not a directory", s->dir);
+	else
+		snprintf(s->why, sizeof(s->why), "VF health state directory "
+		    "%.900s: %s", s->dir, strerror(err));
+	s->unavailable = true;
+	errno = err != 0 ? err : ENOTDIR;
+	return -1;
+}
+
+/*
+ * A reader takes no lock when the lock file is missing: every file is
+ * replaced by rename, so an unlocked read still sees one complete version.
  */
 int
 store_lock(struct store *s, bool exclusive, unsigned timeout_s)
 {
 	int saved;
 
+	s->unavailable = false;
+	if (dir_check(s) < 0)
+		return -1;
 	if (s->lock_fd >= 0)
 		return 0;
 	if (!exclusive && access(s->lock_path, F_OK) < 0 && errno == ENOENT)
 		return 0;
-	if (exclusive && access(s->dir, F_OK) < 0 && io_mkdir_p(s->dir) < 0) {
-		saved = errno;
-		snprintf(s->why, sizeof(s->why), "create %.900s: %s", s->dir,
-		    strerror(saved));
-		errno = saved;
-		return -1;
-	}
 	s->lock_fd = lock_acquire(s->lock_path, exclusive, timeout_s);
 	if (s->lock_fd >= 0)
 		return 0;
@@ -987,6 +1020,68 @@ store_lock(struct store *s, bool exclusive, unsigned timeout_s)
 		    s->lock_path, strerror(saved));
 	errno = saved;
 	return -1;
+}
+
+/* Makes DATA_DIR/gpu durable: mkdir -p, then fsync of its parent. */
+static int
+dir_create(struct store *s, bool *created)
+{
+	char parent[PATH_MAX], *slash;
+
+	*created = false;
+	if (mkdir(s->dir, 0755) == 0)
+		*created = true;
+	else if (errno == ENOENT && io_mkdir_p(s->dir) == 0)
+		*created = true;
+	else if (errno != EEXIST)
+		return -1;
+	if (dir_check(s) < 0) {
+		errno = ENOTDIR;
+		return -1;
+	}
+	if (!*created)
+		return 0;
+	if (chmod(s->dir, 0755) < 0)
+		return -1;
+	snprintf(parent, sizeof(parent), "%s", s->dir);
+	slash = strrchr(parent, '/');
+	if (slash != NULL && slash != parent)
+		*slash = '\0';
+	return atomic_sync_dir(slash != NULL ? parent : ".");
+}
+
+int
+store_create(struct store *s, uid_t uid, gid_t gid, bool *created)
+{
+	int fd, saved;
+
+	s->unavailable = false;
+	if (dir_create(s, created) < 0) {
+		saved = errno;
+		if (s->why[0] == '\0' || !s->unavailable)
+			snprintf(s->why, sizeof(s->why), "create %.900s: %s",
+			    s->dir, strerror(saved));
+		errno = saved;
+		return -1;
+	}
+	fd = lock_acquire(s->lock_path, false, 0);
+	if (fd < 0 && errno != EWOULDBLOCK) {
+		saved = errno;
+		snprintf(s->why, sizeof(s->why), "create %.900s: %s",
+		    s->lock_path, strerror(saved));
+		errno = saved;
+		return -1;
+	}
+	lock_release(fd);
+	if (uid != (uid_t)-1 && (chown(s->dir, uid, gid) < 0 ||
+	    lchown(s->lock_path, uid, gid) < 0)) {
+		saved = errno;
+		snprintf(s->why, sizeof(s->why), "chown %.900s: %s", s->dir,
+		    strerror(saved));
+		errno = saved;
+		return -1;
+	}
+	return 0;
 }
 
 void
@@ -1167,6 +1262,8 @@ claims_load(struct store *s, struct claims *c)
 
 	memset(c, 0, sizeof(*c));
 	s->why[0] = '\0';
+	if (dir_check(s) < 0)
+		return -1;
 	rc = slurp(s->claims_path, &text, &len, CLAIMS_NOUN, s->why,
 	    sizeof(s->why));
 	if (rc <= 0)

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
+#include <sys/types.h>
 #include <jansson.h>
 
 #include "atomic.h"
@@ -69,6 +70,7 @@ struct store {
 	char claims_path[PATH_MAX];
 	char lock_path[PATH_MAX];
 	int lock_fd;			/* -1 when not held */
+	bool unavailable;		/* the last -1: DATA_DIR/gpu missing */
 	char why[1024];			/* reason for the last -1 */
 };
 
@@ -76,20 +78,31 @@ struct store {
 int store_init(struct store *s, const char *data_dir);
 
 /*
- * Takes the lock. Exclusive: creates DATA_DIR/gpu (mode 0755) and the lock
- * file if needed; failure there is -1 with errno (caller exits 74).
- * Shared: a missing DATA_DIR/gpu is not an error (nothing to read; no lock
- * is held). Timeout: -1 with errno EWOULDBLOCK (caller exits 75).
+ * Takes the lock. First of all DATA_DIR/gpu must exist: if it is missing
+ * (or not a directory) the store is unavailable: -1, s->unavailable set and
+ * s->why naming `vfstore init` (caller exits 69); nothing is created. A
+ * shared lock on a directory without a lock file holds nothing (nothing to
+ * read). Timeout: -1 with errno EWOULDBLOCK (caller exits 75); another
+ * failure (creating the lock file) -1 with errno (caller exits 74).
  */
 int store_lock(struct store *s, bool exclusive, unsigned timeout_s);
 void store_unlock(struct store *s);
+
+/*
+ * `vfstore init`: creates DATA_DIR/gpu (mode 0755, its parent fsynced) and
+ * the lock file; *created tells whether the directory was new. With uid
+ * other than (uid_t)-1 both are given to uid:gid. An existing directory is
+ * left as it is (but for the owner). -1 with errno and s->why.
+ */
+int store_create(struct store *s, uid_t uid, gid_t gid, bool *created);
 
 /*
  * Loads vf-health.json and applies the threshold: a record with at least
  * threshold failures and no quarantined_at gets quarantined_at = now and
  * h->requarantined is set (the next save persists it). A missing file is
  * an empty store. -1 with s->why (upstream wording, e.g. "validate VF
- * health state record 0: invalid VF address \"x\"") when unavailable.
+ * health state record 0: invalid VF address \"x\"") when unavailable
+ * (a missing DATA_DIR/gpu too, with s->unavailable set).
  */
 int health_load(struct store *s, struct health *h, unsigned threshold);
 
@@ -98,7 +111,8 @@ int health_parse(const char *text, size_t len, struct health *h,
     char *why, size_t whylen);
 
 /* Serialises in the upstream layout (2-space indent, no final newline).
- * New buffer the caller frees; NULL/ENOMEM. */
+ * New buffer the caller frees; NULL/ENOMEM, or NULL/EILSEQ when a string
+ * is not valid UTF-8 (the loader would refuse the file: never written). */
 char *health_dump(const struct health *h, size_t *len);
 
 /* Persists h atomically. -1 with errno, s->why and res filled. */
