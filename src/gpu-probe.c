@@ -420,7 +420,6 @@ parse_args(int argc, char **argv, struct probe *p)
 	int c;
 
 	cli_init(&cli, usage);
-	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
 		if (cli_option(&cli, c, optarg))
 			continue;
@@ -436,7 +435,7 @@ parse_args(int argc, char **argv, struct probe *p)
 			p->window = cli_uint(&cli, "--window", optarg, 0,
 			    864000);
 		else
-			cli_bad_option(&cli, argv[optind - 1]);
+			cli_bad_option(&cli, argv);
 	}
 	if (optind != argc)
 		cli_usage_error(&cli, "unexpected argument");
@@ -469,10 +468,9 @@ main(int argc, char **argv)
 	};
 	int code;
 
-	log_init(PROG);
+	cli_start(PROG);
 	parse_args(argc, argv, &p);
 	sig_stop_install(true);
-	sig_ignore_pipe();
 	if (find_smi(&p) < 0)
 		probe_disabled(&p);
 	else

@@ -289,7 +289,6 @@ parse_args(int argc, char **argv, struct watch *w, struct conf *conf)
 	int c;
 
 	cli_init(&cli, usage);
-	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
 		if (cli_option(&cli, c, optarg))
 			continue;
@@ -304,7 +303,7 @@ parse_args(int argc, char **argv, struct watch *w, struct conf *conf)
 			w->reopen_delay = cli_uint(&cli, "--reopen-delay",
 			    optarg, 0, 86400);
 		else
-			cli_bad_option(&cli, argv[optind - 1]);
+			cli_bad_option(&cli, argv);
 	}
 	if (optind != argc)
 		cli_usage_error(&cli, "unexpected argument");
@@ -360,7 +359,7 @@ main(int argc, char **argv)
 	struct conf conf;
 	int code;
 
-	log_init(PROG);
+	cli_start(PROG);
 	parse_args(argc, argv, &w, &conf);
 	if (w.pci_check && !have_nvidia(&conf)) {
 		cli_close_stdout();
@@ -368,7 +367,6 @@ main(int argc, char **argv)
 	}
 	w.r.ctx = &w;
 	sig_stop_install(true);
-	sig_ignore_pipe();
 	watch_run(&w);
 	code = exit_code(&w);
 	kmsg_reader_release(&w.r);

@@ -116,7 +116,7 @@ parse_args(int argc, char **argv, struct run *r)
 			r->output = optarg;
 			break;
 		default:
-			cli_usage_error(&r->cli, NULL);
+			cli_bad_option(&r->cli, argv);
 		}
 	}
 	if (optind < argc)
@@ -474,7 +474,7 @@ main(int argc, char **argv)
 {
 	struct run *r = &run;
 
-	log_init(PROG);
+	cli_start(PROG);
 	parse_args(argc, argv, r);
 	cli_finish(&r->cli, &r->conf);
 	/* A report, once started, is finished: SIGTERM/SIGINT only set a

@@ -862,7 +862,7 @@ parse_args(int argc, char **argv, struct poller *p)
 	int c;
 
 	cli_init(&cli, usage);
-	while ((c = getopt_long(argc, argv, "c:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
 		if (cli_option(&cli, c, optarg))
 			continue;
 		switch (c) {
@@ -888,7 +888,7 @@ parse_args(int argc, char **argv, struct poller *p)
 			parse_source(&cli, p, optarg);
 			break;
 		default:
-			cli_usage_error(&cli, NULL);
+			cli_bad_option(&cli, argv);
 		}
 	}
 	if (optind < argc)
@@ -920,7 +920,6 @@ static void
 setup_signals(void)
 {
 	sig_stop_install(false);
-	sig_ignore_pipe();
 	sig_stop_block(&run_mask);
 	sig_stop_unblocked(&run_mask);
 }
@@ -995,7 +994,7 @@ main(int argc, char **argv)
 	struct poller p;
 	int rc = EX_OK;
 
-	log_init(PROG);
+	cli_start(PROG);
 	memset(&p, 0, sizeof(p));
 	parse_args(argc, argv, &p);
 	apply_defaults(&p);

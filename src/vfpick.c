@@ -156,7 +156,7 @@ parse_args(int argc, char **argv, struct run *r)
 			r->seeded = true;
 			break;
 		default:
-			cli_usage_error(&r->cli, NULL);
+			cli_bad_option(&r->cli, argv);
 		}
 	}
 	if (optind < argc)
@@ -731,7 +731,7 @@ main(int argc, char **argv)
 {
 	struct run *r = &run;
 
-	log_init(PROG);
+	cli_start(PROG);
 	parse_args(argc, argv, r);
 	cli_finish(&r->cli, &r->conf);
 	/* A claim, once started, is finished: a signal only sets a flag. */

@@ -1185,11 +1185,11 @@ parse_opts(struct ctx *c, int argc, char **argv, bool sub)
 {
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "+c:", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
 		if (cli_option(&c->cli, opt, optarg))
 			continue;
 		if (opt == '?')
-			cli_usage_error(&c->cli, NULL);
+			cli_bad_option(&c->cli, argv);
 		if (!sub)
 			cli_usage_error(&c->cli, "a command's options come "
 			    "after the command");
@@ -1242,7 +1242,7 @@ main(int argc, char **argv)
 	struct ctx c;
 	int rc;
 
-	log_init(PROG);
+	cli_start(PROG);
 	memset(&c, 0, sizeof(c));
 	cli_init(&c.cli, usage);
 	cmd = parse_args(&c, argc, argv);
@@ -1250,7 +1250,6 @@ main(int argc, char **argv)
 	if (store_init(&c.s, c.conf.data_dir) < 0)
 		die(EX_USAGE, "data dir path too long", "{s:s}", "data_dir",
 		    c.conf.data_dir);
-	sig_ignore_pipe();
 	rc = cmd->run(&c);
 	if (rc == EX_IOERR && ferror(stdout))
 		clearerr(stdout);

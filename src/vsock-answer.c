@@ -149,7 +149,7 @@ parse_args(struct answer *a, int argc, char **argv)
 			a->console_path = optarg;
 			break;
 		default:
-			cli_usage_error(&cli, NULL);
+			cli_bad_option(&cli, argv);
 		}
 	}
 	if (optind != argc)
@@ -564,7 +564,6 @@ static void
 signals_set(sigset_t *old)
 {
 	sig_stop_install(false);
-	sig_ignore_pipe();
 	sig_stop_block(old);
 }
 
@@ -810,7 +809,7 @@ main(int argc, char **argv)
 	};
 	sigset_t mask;
 
-	log_init(PROG);
+	cli_start(PROG);
 	parse_args(&a, argc, argv);
 	signals_set(&mask);
 	(void)prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);

@@ -9,6 +9,16 @@
 
 #include "cli.h"
 #include "log.h"
+#include "sig.h"
+
+void
+cli_start(const char *prog)
+{
+	log_init(prog);
+	if (sig_start() < 0)
+		die(EX_OSERR, "cannot reset the signal state", "{s:s}",
+		    "error", strerror(errno));
+}
 
 void
 cli_init(struct cli *cli, const char *usage)
@@ -16,6 +26,7 @@ cli_init(struct cli *cli, const char *usage)
 	memset(cli, 0, sizeof(*cli));
 	cli->usage = usage;
 	cli->lock_timeout = 10;
+	opterr = 0;		/* cli_bad_option() says it, in one format */
 }
 
 noreturn void
@@ -27,11 +38,34 @@ cli_usage_error(const struct cli *cli, const char *msg)
 	exit(EX_USAGE);
 }
 
-void
-cli_bad_option(const struct cli *cli, const char *arg)
+/*
+ * The argument getopt_long() just refused. A long option ("--bogus", or
+ * "--data-dir" without its value) is the element before optind. A short
+ * one is optopt; inside a cluster ("-xZ") optind has not moved past the
+ * cluster yet, so the element before optind is not it.
+ */
+static void
+bad_arg(char *const *argv, char *buf, size_t len)
 {
-	char msg[256];
+	const char *prev = optind > 0 ? argv[optind - 1] : "";
+	const char *cur = argv[optind];
+	bool in_cluster = cur != NULL && cur[0] == '-' && cur[1] != '-' &&
+	    optopt > 0 && optopt < 0x80 && strchr(cur + 1, optopt) != NULL;
 
+	if (!in_cluster && strncmp(prev, "--", 2) == 0)
+		snprintf(buf, len, "%s", prev);
+	else if (optopt > 0 && optopt < 0x80)
+		snprintf(buf, len, "-%c", optopt);
+	else
+		snprintf(buf, len, "%s", prev);
+}
+
+void
+cli_bad_option(const struct cli *cli, char *const *argv)
+{
+	char arg[128], msg[256];
+
+	bad_arg(argv, arg, sizeof(arg));
 	snprintf(msg, sizeof(msg), "unknown option or missing argument: %s",
 	    arg);
 	cli_usage_error(cli, msg);

@@ -9,10 +9,13 @@
  *		{ "once", no_argument, NULL, 'o' },
  *		{ 0 }
  *	};
+ *	cli_start(PROG);		(first thing in main)
+ *	...
+ *	cli_init(&cli, usage);
  *	while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
  *		if (cli_option(&cli, c, optarg))
  *			continue;
- *		switch (c) { ... default: cli_usage_error(usage, NULL); }
+ *		switch (c) { ... default: cli_bad_option(&cli, argv); }
  *	}
  *	cli_finish(&cli, &conf);	(loads config, applies overrides)
  */
@@ -54,6 +57,14 @@ struct cli {
 	unsigned lock_timeout;		/* --lock-timeout, default 10 */
 };
 
+/*
+ * The first call of every main: log_init(prog), then sig_start() (no
+ * inherited blocked signals, SIGTERM not ignored, SIGPIPE ignored so a
+ * closed stdout exits 74). Exits 71 if the signal state cannot be set.
+ */
+void cli_start(const char *prog);
+
+/* Sets the defaults; also turns getopt's own messages off (opterr = 0). */
 void cli_init(struct cli *cli, const char *usage);
 
 /*
@@ -66,8 +77,13 @@ bool cli_option(struct cli *cli, int c, const char *arg);
 /* Prints "PROG: msg" (if msg) and the usage to stderr, exits 64. */
 noreturn void cli_usage_error(const struct cli *cli, const char *msg);
 
-/* A usage error naming arg: "unknown option or missing argument: ARG". */
-noreturn void cli_bad_option(const struct cli *cli, const char *arg);
+/*
+ * The usage error of a getopt_long() '?' (call it from the default: case
+ * with the argv getopt_long saw): "PROG: unknown option or missing
+ * argument: ARG" and the usage on stderr, exit 64. ARG is the option as
+ * given ("--bogus", "--data-dir", "-x").
+ */
+noreturn void cli_bad_option(const struct cli *cli, char *const *argv);
 
 /* Parses a whole number of seconds (or count) for an option; exits 64 on
  * a bad value, naming the option. */

@@ -1,5 +1,6 @@
 /*
- * sig.c - the stop flag set by SIGTERM and SIGINT.
+ * sig.c - the stop flag set by SIGTERM and SIGINT, and the signal state
+ * every program starts from.
  */
 #include <signal.h>
 #include <stdbool.h>
@@ -56,4 +57,40 @@ sig_ignore_pipe(void)
 	sa.sa_handler = SIG_IGN;
 	sigemptyset(&sa.sa_mask);
 	return sigaction(SIGPIPE, &sa, NULL);
+}
+
+/* SIG_IGN survives execve(2): a launcher's ignored signal is ours too. */
+static int
+default_if_ignored(int sig)
+{
+	struct sigaction sa;
+
+	if (sigaction(sig, NULL, &sa) < 0)
+		return -1;
+	if (sa.sa_handler != SIG_IGN)
+		return 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	return sigaction(sig, &sa, NULL);
+}
+
+int
+sig_start(void)
+{
+	sigset_t none;
+
+	/*
+	 * The signal mask survives execve(2) too, and some launchers exec
+	 * with SIGTERM blocked: a program would then never see the stop
+	 * that runit's sv down sends. Nothing is blocked on purpose yet, so
+	 * the whole inherited mask goes.
+	 */
+	sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+		return -1;
+	if (default_if_ignored(SIGTERM) < 0 ||
+	    default_if_ignored(SIGCHLD) < 0)
+		return -1;
+	return sig_ignore_pipe();
 }

@@ -31,4 +31,18 @@ void sig_stop_unblocked(sigset_t *mask);
 /* Ignores SIGPIPE: a write to a reader that went away fails with EPIPE. */
 int sig_ignore_pipe(void);
 
+/*
+ * The signal state a program starts from, whatever its launcher left
+ * behind (the mask and ignored dispositions survive execve(2)): nothing
+ * blocked; SIGTERM and SIGCHLD back to their defaults if they were
+ * ignored (a stop must stop, a child must be reapable); SIGPIPE ignored,
+ * so a closed stdout is a write error (exit 74), never a death by
+ * signal. SIGINT and SIGHUP keep an inherited SIG_IGN (a shell ignores
+ * SIGINT for background jobs on purpose); the programs that stop on
+ * SIGINT install their handler anyway. Call before anything else; a
+ * program that blocks signals later (sig_stop_block) does it after.
+ * 0 or -1/errno.
+ */
+int sig_start(void);
+
 #endif
