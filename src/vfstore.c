@@ -39,6 +39,7 @@
 #include "store.h"
 #include "sysfs.h"
 #include "timefmt.h"
+#include "vfaddr.h"
 #include "vfio.h"
 
 #define PROG "vfstore"
@@ -53,7 +54,7 @@ static const char usage[] =
     "  report-success --vf VF --instance ID --assigned-at TS\n"
     "  apply [--metrics-file PATH]\n"
     "  show [--vf VF]\n"
-    "  quarantine --vf VF | --card PF [--reason TEXT]\n"
+    "  quarantine --vf VF [--force] | --card PF [--reason TEXT]\n"
     "  clear --vf VF | --card PF\n"
     "  claims\n"
     "  release --instance ID [--deconfigure] [--proc-root DIR]\n"
@@ -67,7 +68,9 @@ enum {
 	OPT_REASON,
 	OPT_METRICS,
 	OPT_DECONFIGURE,
-	OPT_PROC_ROOT
+	OPT_PROC_ROOT,
+	OPT_FORCE,
+	OPT_OPERAND		/* no option: a command's one optional operand */
 };
 
 /* Bits of the command options, for "which command takes which". */
@@ -82,6 +85,10 @@ struct args {
 	const char *metrics;
 	const char *proc_root;
 	bool deconfigure;
+	bool force;			/* quarantine a VF sysfs lacks */
+	const char *operand;		/* edit's FILE */
+	char vf_buf[VF_ADDR_LEN + 1];	/* --vf, canonical */
+	char card_buf[VF_ADDR_LEN + 1];
 	unsigned seen;			/* A() bits given */
 };
 
@@ -407,18 +414,11 @@ cmd_claims(struct ctx *c)
 static int
 target_vfs(struct ctx *c, struct vf_list *l)
 {
-	const char *addr = c->a.vf != NULL ? c->a.vf : c->a.card;
-
 	memset(l, 0, sizeof(*l));
 	if ((c->a.vf == NULL) == (c->a.card == NULL)) {
 		fprintf(stderr, PROG ": give exactly one of --vf or --card\n");
 		fputs(usage, stderr);
 		return EX_USAGE;
-	}
-	if (!vf_addr_valid(addr)) {
-		log_msg(LVL_ERROR, "invalid PCI address", "{s:s}", "address",
-		    addr);
-		return EX_DATAERR;
 	}
 	if (c->a.vf != NULL)
 		return vf_list_add(l, c->a.vf) == 0 ? 0 : EX_OSERR;
@@ -431,6 +431,27 @@ target_vfs(struct ctx *c, struct vf_list *l)
 		log_msg(LVL_ERROR, "no VFs found for card", "{s:s}", "card",
 		    c->a.card);
 	return l->n == 0 ? EXIT_NO : 0;
+}
+
+/*
+ * quarantine --vf of a VF this host's sysfs does not have is refused
+ * unless --force (SPEC.md 4.2): a typo would record a quarantine for
+ * nothing and leave the real VF in rotation. clear needs no such check:
+ * a record of a VF that sysfs no longer has must still be removable.
+ */
+static int
+check_vf_present(struct ctx *c)
+{
+	char msg[160];
+
+	if (c->a.vf == NULL || c->a.force ||
+	    sysfs_vf_present(c->conf.sysfs_root, c->a.vf))
+		return 0;
+	snprintf(msg, sizeof(msg), "no VF %s on this host; check the address, "
+	    "or quarantine it with --force", c->a.vf);
+	log_msg(LVL_ERROR, msg, "{s:s, s:s}", "vf", c->a.vf, "sysfs_root",
+	    c->conf.sysfs_root);
+	return EX_DATAERR;
 }
 
 /* Runs op on each VF under the exclusive lock, saves, prints one line
@@ -450,6 +471,8 @@ mutate_vfs(struct ctx *c, int (*op)(struct health *, const char *, bool *),
 		free(l.v);
 		return rc;
 	}
+	if (op == health_quarantine && (rc = check_vf_present(c)) != 0)
+		l.n = 0;
 	for (i = 0; i < l.n && rc == 0; i++)
 		if (op(&h, l.v[i], &changed) < 0)
 			rc = EX_OSERR;
@@ -1145,7 +1168,7 @@ static const struct command commands[] = {
 	{ "apply", cmd_apply, A(OPT_METRICS), 0 },
 	{ "show", cmd_show, A(OPT_VF), 0 },
 	{ "quarantine", cmd_quarantine, A(OPT_VF) | A(OPT_CARD) |
-	    A(OPT_REASON), 0 },
+	    A(OPT_REASON) | A(OPT_FORCE), 0 },
 	{ "clear", cmd_clear, A(OPT_VF) | A(OPT_CARD), 0 },
 	{ "claims", cmd_claims, 0, 0 },
 	{ "release", cmd_release, A(OPT_INSTANCE) | A(OPT_DECONFIGURE) |
@@ -1163,6 +1186,7 @@ static const struct option opts[] = {
 	{ "metrics-file", required_argument, NULL, OPT_METRICS },
 	{ "deconfigure", no_argument, NULL, OPT_DECONFIGURE },
 	{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
+	{ "force", no_argument, NULL, OPT_FORCE },
 	{ 0 }
 };
 
@@ -1175,6 +1199,8 @@ set_arg(struct args *a, int opt, const char *arg)
 	a->seen |= A(opt);
 	if (opt == OPT_DECONFIGURE)
 		a->deconfigure = true;
+	else if (opt == OPT_FORCE)
+		a->force = true;
 	else
 		*slot[opt - OPT_VF] = arg;
 }
@@ -1210,6 +1236,22 @@ find_command(struct ctx *c, const char *name)
 	cli_usage_error(&c->cli, msg);
 }
 
+/*
+ * A --vf or --card in the canonical form: the short form lspci prints
+ * and upper-case hex are accepted here, on the command line only
+ * (SPEC.md 2.3); files and JSON lines take the canonical form alone.
+ */
+static const char *
+canon_addr(const char *arg, char *buf, const char *noun)
+{
+	char why[512];
+
+	if (arg == NULL || vfaddr_parse_arg(arg, buf) == 0)
+		return arg == NULL ? NULL : buf;
+	vfaddr_why(noun, arg, why, sizeof(why));
+	die(EX_DATAERR, why, NULL);
+}
+
 static const struct command *
 parse_args(struct ctx *c, int argc, char **argv)
 {
@@ -1224,6 +1266,8 @@ parse_args(struct ctx *c, int argc, char **argv)
 	argv += optind;
 	optind = 0;		/* GNU getopt: start over at argv[1] */
 	parse_opts(c, argc, argv, true);
+	if ((cmd->allowed & A(OPT_OPERAND)) != 0 && optind < argc)
+		c->a.operand = argv[optind++];
 	snprintf(msg, sizeof(msg), "%s: unexpected argument or option",
 	    cmd->name);
 	if (optind < argc || (c->a.seen & ~cmd->allowed) != 0)
@@ -1232,6 +1276,8 @@ parse_args(struct ctx *c, int argc, char **argv)
 	    cmd->name);
 	if ((c->a.seen & cmd->required) != cmd->required)
 		cli_usage_error(&c->cli, msg);
+	c->a.vf = canon_addr(c->a.vf, c->a.vf_buf, "VF");
+	c->a.card = canon_addr(c->a.card, c->a.card_buf, "card");
 	return cmd;
 }
 

@@ -13,6 +13,15 @@ AT2=2026-08-20T16:00:00Z
 setup() {
 	vfs_setup
 	store_setup
+	# The VFs that quarantine --vf may name (it refuses others).
+	mk_card "$SYSFS" 0000:e3:00.0
+	mk_vf "$SYSFS" 0000:e3:00.0 $VF
+	mk_vf "$SYSFS" 0000:e3:00.0 0000:e3:00.5
+}
+
+# vq ARGS...: quarantine on the test's sysfs tree.
+vq() {
+	vs --sysfs-root "$SYSFS" quarantine "$@"
 }
 
 @test "first failure is recorded, a second assignment quarantines (default threshold 2)" {
@@ -110,7 +119,7 @@ setup() {
 }
 
 @test "an operator quarantine (no failures) is never rescinded by a success" {
-	run -0 --separate-stderr vs quarantine --vf $VF --reason "drain for test"
+	run -0 --separate-stderr vq --vf $VF --reason "drain for test"
 	run -0 jq -r .quarantined <<<"$output"
 	assert [ "$(jq -r .msg <<<"${stderr_lines[0]}")" = "quarantined VF by operator" ]
 	run -0 --separate-stderr rok $VF A $AT1
@@ -122,7 +131,7 @@ setup() {
 
 @test "quarantine of a VF with tallies drops them, so no success can lift it" {
 	rfail $VF A $AT1
-	vs quarantine --vf $VF
+	vq --vf $VF
 	run -0 jq -c '.records[0] | keys' "$HEALTH"
 	assert_output '["quarantined_at","vf_address"]'
 	run -0 --separate-stderr rok $VF A $AT1
@@ -159,7 +168,7 @@ setup() {
 
 @test "show lists every record with the threshold applied" {
 	rfail 0000:e3:00.5 A $AT1
-	vs quarantine --vf $VF
+	vq --vf $VF
 	run -0 --separate-stderr vs show
 	assert_equal "${#lines[@]}" 2
 	assert_equal "$(jq -r '.vf_address + " " + (.quarantined|tostring)' <<<"$output" | tr '\n' ,)" \
@@ -172,14 +181,78 @@ setup() {
 }
 
 @test "invalid VF addresses are rejected with exit 65 and nothing is written" {
-	for bad in not-a-pci-address 0000:E3:00.4 0000:e3:00.8 e3:00.4 ""; do
+	for bad in not-a-pci-address 0000:e3:00.8 e3:00.8 e3:0.4 0000:e3:00.4x \
+	    " e3:00.4" 0000:g3:00.4 ""; do
 		run -65 --separate-stderr rfail "$bad" A $AT1
 		run -65 --separate-stderr rok "$bad" A $AT1
 		run -65 --separate-stderr vs show --vf "$bad"
-		run -65 --separate-stderr vs quarantine --vf "$bad"
+		run -65 --separate-stderr vq --vf "$bad"
+		run -65 --separate-stderr vs --sysfs-root "$SYSFS" clear --card "$bad"
 	done
 	assert_not_exists "$HEALTH"
 	run -65 --separate-stderr rfail $VF "$(printf 'x%.0s' {1..257})" $AT1
+}
+
+@test "an invalid address's error shows the expected form" {
+	run -65 --separate-stderr vq --vf xyz
+	assert_output ''
+	run -0 jq -r .msg <<<"${stderr_lines[0]}"
+	assert_output 'invalid VF address "xyz" (expected DDDD:BB:DD.F or BB:DD.F, hex)'
+	run -65 --separate-stderr vs --sysfs-root "$SYSFS" quarantine --card e3:00
+	run -0 jq -r .msg <<<"${stderr_lines[0]}"
+	assert_output 'invalid card address "e3:00" (expected DDDD:BB:DD.F or BB:DD.F, hex)'
+	run -65 --separate-stderr rfail $'e3\xff' A $AT1
+	run -0 jq -r .msg <<<"${stderr_lines[0]}"
+	assert_output 'invalid VF address "e3\xff" (expected DDDD:BB:DD.F or BB:DD.F, hex)'
+}
+
+@test "--vf and --card take the short form lspci prints and upper-case hex; files keep the canonical form" {
+	run -0 --separate-stderr rfail E3:00.4 A $AT1
+	assert_output --partial '"vf_address":"0000:e3:00.4"'
+	run -0 --separate-stderr rfail 0000:E3:00.4 B $AT2
+	assert_output --partial '"outcome":"quarantined","failures":2'
+	run -0 jq -c '[.records[].vf_address]' "$HEALTH"
+	assert_output '["0000:e3:00.4"]'
+	run -0 --separate-stderr vs show --vf e3:00.4
+	assert_output --partial '"vf_address":"0000:e3:00.4"'
+	run -0 --separate-stderr rok e3:00.4 B $AT2
+	assert_output '{"vf_address":"0000:e3:00.4","cleared":2,"rescinded":true}'
+	run -0 --separate-stderr vq --vf e3:00.5
+	assert_output --partial '"vf_address":"0000:e3:00.5"'
+	run -0 --separate-stderr vs --sysfs-root "$SYSFS" clear --card E3:00.0
+	assert_equal "${#lines[@]}" 2
+	run -0 --separate-stderr vs --sysfs-root "$SYSFS" quarantine --card e3:00.0
+	run -0 jq -r '[.records[].vf_address] | join(" ")' "$HEALTH"
+	assert_output "0000:e3:00.4 0000:e3:00.5"
+	# The stores and JSON lines take the canonical form only.
+	run -0 --separate-stderr vs apply <<<'{"check":"ok","vf_address":"e3:00.4","instance_id":"A","assigned_at":"x"}'
+	assert_output --partial '"error":"invalid VF address'
+}
+
+@test "quarantine --vf of a VF this host's sysfs does not have exits 65 and writes nothing, unless --force" {
+	run -65 --separate-stderr vq --vf 0000:99:00.1 --reason typo
+	assert_output ''
+	run -0 jq -r .msg <<<"${stderr_lines[0]}"
+	assert_output 'no VF 0000:99:00.1 on this host; check the address, or quarantine it with --force'
+	assert_not_exists "$HEALTH"
+	# A PCI function that is no VF (here the card itself) is no VF either.
+	run -65 --separate-stderr vq --vf 0000:e3:00.0
+	assert_not_exists "$HEALTH"
+	run -0 --separate-stderr vq --vf 0000:99:00.1 --force --reason "VF gone"
+	run -0 jq -r .quarantined <<<"$output"
+	assert_output true
+	run -0 jq -r '.records[0].vf_address' "$HEALTH"
+	assert_output 0000:99:00.1
+	run -64 --separate-stderr vs --sysfs-root "$SYSFS" clear --vf 0000:99:00.1 --force
+}
+
+@test "clear --vf still removes the record of a VF that sysfs no longer has" {
+	vq --vf 0000:e3:00.5
+	rm -r "$SYSFS/sys/bus/pci/devices/0000:e3:00.5"
+	run -0 --separate-stderr vs --sysfs-root "$SYSFS" clear --vf 0000:e3:00.5
+	assert_output '{"vf_address":"0000:e3:00.5","quarantined":false}'
+	run -0 jq -c '.records' "$HEALTH"
+	assert_output '[]'
 }
 
 @test "raising the threshold never lifts a quarantine; lowering it quarantines at load" {

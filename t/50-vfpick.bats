@@ -415,7 +415,8 @@ two_vfs() {
 @test "vfstore quarantine takes effect for the very next pick" {
 	command -v vfstore >/dev/null || skip "vfstore not built yet"
 	two_vfs
-	run -0 --separate-stderr vfstore --data-dir "$DATA" quarantine --vf 0000:e3:00.5 --reason test
+	run -0 --separate-stderr vfstore --data-dir "$DATA" --sysfs-root "$SYSFS" \
+	    quarantine --vf 0000:e3:00.5 --reason test
 	run picks 10 --profile "$P12"
 	[ "$(sort -u <<<"$output")" = 0000:e3:00.4 ]
 }
@@ -448,8 +449,8 @@ two_vfs() {
 	jq -r '.claims[].vf_address' "$DATA/gpu/vf-claims.json" | shuf >"$T/order"
 	(
 		while read -r vf; do
-			vfstore --data-dir "$DATA" quarantine --vf "$vf" \
-			    --reason race >/dev/null 2>&1
+			vfstore --data-dir "$DATA" --sysfs-root "$SYSFS" \
+			    quarantine --vf "$vf" --reason race >/dev/null 2>&1
 			echo "$vf ${EPOCHREALTIME/./}" >>"$T/quarantined"
 			sleep 0.0$((RANDOM % 8))
 		done <"$T/order"

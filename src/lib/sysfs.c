@@ -480,3 +480,18 @@ sysfs_card_vfs(const char *sysfs_root, const char *card, struct vf_list *l)
 		qsort(l->v, l->n, sizeof(*l->v), addr_cmp);
 	return rc;
 }
+
+bool
+sysfs_vf_present(const char *sysfs_root, const char *vf)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (!vf_addr_valid(vf))
+		return false;
+	if (sysfs_vf_path(sysfs_root, vf, "physfn", path, sizeof(path)) == 0 &&
+	    lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+		return true;
+	return sysfs_vf_path(sysfs_root, vf, "nvidia/creatable_vgpu_types",
+	    path, sizeof(path)) == 0 && access(path, F_OK) == 0;
+}

@@ -81,4 +81,12 @@ int sysfs_card_vfs(const char *sysfs_root, const char *card,
 int sysfs_vf_path(const char *sysfs_root, const char *vf, const char *rel,
     char *buf, size_t len);
 
+/*
+ * True if this host's sysfs has vf as a VF: SYSFS_ROOT/sys/bus/pci/
+ * devices/VF has a physfn link (an SR-IOV VF, with or without the vGPU
+ * framework loaded) or nvidia/creatable_vgpu_types. A card, another PCI
+ * function or a typo is not one.
+ */
+bool sysfs_vf_present(const char *sysfs_root, const char *vf);
+
 #endif
