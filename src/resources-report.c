@@ -7,7 +7,9 @@
  * claims ledger, read under a shared store lock. Output: one JSON line
  *	{"gpu":{"mode":"vgpu","total_slots":...,"cards":[...]}}
  * ({} on a host without VFs), or the Prometheus text; on stdout, or with
- * --output written atomically (FILE.tmp, fsync, rename; mode 0644).
+ * --output written atomically with prom_write_textfile() (a temporary
+ * file of its own, fsync, rename; mode 0644), so concurrent reports and
+ * an unlocked reader such as node_exporter only ever see whole files.
  * An unavailable store is reported in the output (fail closed:
  * nothing allocatable, "placement_disabled_reason"), not by the status.
  *
@@ -22,7 +24,6 @@
 #include <string.h>
 #include <jansson.h>
 
-#include "atomic.h"
 #include "cli.h"
 #include "io.h"
 #include "jsonl.h"
@@ -407,8 +408,6 @@ report_prom(const struct run *r, struct prom *p)
 static void
 write_out(const struct run *r, const char *text, size_t len)
 {
-	struct atomic_result res = { 0 };
-
 	if (r->output == NULL) {
 		if (fwrite(text, 1, len, stdout) != len ||
 		    fflush(stdout) == EOF)
@@ -416,10 +415,9 @@ write_out(const struct run *r, const char *text, size_t len)
 			    strerror(errno));
 		return;
 	}
-	if (atomic_write(r->output, text, len, 0644, &res) == -1)
-		die(EX_IOERR, "cannot write the report", "{s:s, s:s, s:s}",
-		    "path", r->output, "step", res.step ? res.step : "",
-		    "error", strerror(errno));
+	if (prom_write_textfile(r->output, text, len) == -1)
+		die(EX_IOERR, "cannot write the report", "{s:s, s:s}",
+		    "path", r->output, "error", strerror(errno));
 }
 
 static void

@@ -177,7 +177,7 @@ random_host() {
 	    --output "$T/r.json"
 	[[ "$stderr" == *'cannot write the report'* ]]
 	[ "$(sha "$T/r.json")" = "$old" ]
-	[ ! -e "$T/r.json.tmp" ]
+	[ -z "$(compgen -G "$T/r.json.tmp*")" ]
 	run -74 --separate-stderr faulty FAIL_fsync=1 FAIL_MATCH=r.json \
 	    resources-report --sysfs-root "$SYSFS" --data-dir "$DATA" \
 	    --output "$T/r.json"

@@ -4,18 +4,26 @@
  * timestamps, HELP/TYPE once per family, escaped label values and HELP
  * text, and a final newline.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomic.h"
 #include "io.h"
 #include "prom.h"
+
+/* Temporary files are BASE.tmp.XXXXXX: never *.prom, which the textfile
+ * collector would read. */
+#define TEMP_TAG ".tmp"
 
 void
 prom_init(struct prom *p)
@@ -137,28 +145,135 @@ prom_finish(struct prom *p, size_t *len)
 	return p->buf;
 }
 
+/* Splits path into its directory and its last component. */
+static int
+split_path(const char *path, char *dir, size_t len, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n;
+
+	*base = slash != NULL ? slash + 1 : path;
+	n = slash == NULL ? 0 : slash == path ? 1 : (size_t)(slash - path);
+	if (n >= len || **base == '\0') {
+		errno = n >= len ? ENAMETOOLONG : EISDIR;
+		return -1;
+	}
+	if (n == 0)
+		snprintf(dir, len, ".");
+	else
+		snprintf(dir, len, "%.*s", (int)n, path);
+	return 0;
+}
+
+/* True for BASE.tmp (what older versions wrote) and BASE.tmp.XXXXXX. */
+static bool
+is_temp_of(const char *name, const char *base)
+{
+	size_t n = strlen(base);
+
+	if (strncmp(name, base, n) != 0 || strncmp(name + n, TEMP_TAG, 4) != 0)
+		return false;
+	return name[n + 4] == '\0' || name[n + 4] == '.';
+}
+
+/*
+ * Removes the temporary file name of dfd if no writer holds it: a live
+ * writer keeps an exclusive flock(2) on its temporary file from before
+ * anyone can take it for stale until after its rename, and the kernel
+ * drops that lock when the writer dies, however it dies.
+ */
+static void
+remove_if_stale(int dfd, const char *name)
+{
+	struct stat a, b;
+	int fd;
+
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 &&
+	    S_ISREG(a.st_mode) &&
+	    fstatat(dfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		(void)unlinkat(dfd, name, 0);
+	close(fd);
+}
+
+/* Best effort: what a killed writer of base left in dir goes. */
+static void
+remove_stale_temps(const char *dir, const char *base)
+{
+	struct dirent *e;
+	DIR *d;
+
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL)
+		if (is_temp_of(e->d_name, base))
+			remove_if_stale(dirfd(d), e->d_name);
+	closedir(d);
+}
+
+/*
+ * A new temporary file path.tmp.XXXXXX, locked. A cleaner may have taken
+ * it for a dead writer's in the instant between mkostemp and flock: it
+ * unlinks only while holding the lock, so once we hold it the name is
+ * still ours or gone, and gone means start again.
+ */
+static int
+temp_create(const char *path, char *tmp, size_t len)
+{
+	struct stat a, b;
+	int fd, i, saved;
+
+	for (i = 0; i < 8; i++) {
+		if (snprintf(tmp, len, "%s" TEMP_TAG ".XXXXXX", path) >=
+		    (int)len) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0)
+			return -1;
+		if (flock(fd, LOCK_EX) < 0 || fstat(fd, &a) < 0) {
+			saved = errno;
+			unlink(tmp);
+			close(fd);
+			errno = saved;
+			return -1;
+		}
+		if (lstat(tmp, &b) == 0 && a.st_dev == b.st_dev &&
+		    a.st_ino == b.st_ino)
+			return fd;
+		close(fd);
+	}
+	errno = EAGAIN;
+	return -1;
+}
+
 int
 prom_write_textfile(const char *path, const char *text, size_t len)
 {
-	char tmp[PATH_MAX];
-	int fd, rc = -1, saved;
+	char dir[PATH_MAX], tmp[PATH_MAX];
+	const char *base;
+	int fd, saved;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
-		errno = ENAMETOOLONG;
+	if (split_path(path, dir, sizeof(dir), &base) < 0 ||
+	    io_mkdir_p(dir) < 0)
+		return -1;
+	remove_stale_temps(dir, base);
+	if ((fd = temp_create(path, tmp, sizeof(tmp))) < 0)
+		return -1;
+	if (fchmod(fd, 0644) < 0 || io_write_all(fd, text, len) < 0 ||
+	    fsync(fd) < 0 || rename(tmp, path) < 0) {
+		saved = errno;
+		unlink(tmp);
+		close(fd);
+		errno = saved;
 		return -1;
 	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-	    0644);
-	if (fd < 0)
-		return -1;
-	if (fchmod(fd, 0644) == 0 && io_write_all(fd, text, len) == 0)
-		rc = 0;
+	/* Closed (unlocked) only now, after the rename. */
 	if (close(fd) < 0)
-		rc = -1;
-	if (rc == 0 && rename(tmp, path) == 0)
-		return 0;
-	saved = errno;
-	unlink(tmp);
-	errno = saved;
-	return -1;
+		return -1;
+	return atomic_sync_dir(dir);
 }

@@ -33,11 +33,23 @@ void prom_sample(struct prom *p, const char *name, const char **labels,
 const char *prom_finish(struct prom *p, size_t *len);
 
 /*
- * Rewrites the textfile path with len bytes of text: path.tmp (a name
- * the collector ignores, not ending in .prom), mode 0644 whatever the
- * umask, then rename. No fsync: metrics restart with the process anyway,
- * and the collector only needs never to see a partial file. 0 or
- * -1/errno (path.tmp removed).
+ * Replaces the file path, which readers (node_exporter's textfile
+ * collector) read without any lock, with len bytes of text, so that a
+ * reader only ever sees a whole version, even with several writers at
+ * once: a temporary file of its own, path.tmp.XXXXXX (mkostemp in the
+ * same directory, O_CLOEXEC; the name never ends in .prom), mode 0644
+ * whatever the umask, written, fsynced, renamed over path, then the
+ * directory fsynced. The directory is created if missing.
+ *
+ * The writer holds an exclusive flock(2) on its temporary file until
+ * after the rename, and first removes every path.tmp and path.tmp.*
+ * that no one holds locked: what a killed writer left behind (SPEC 5).
+ * A live writer's file is never removed; the lock dies with its owner,
+ * so no pid or age guess is needed (neither survives pid namespaces or
+ * pid reuse).
+ *
+ * 0, or -1/errno with path untouched and no temporary file left (except
+ * when only the final directory fsync failed: the new path is in place).
  */
 int prom_write_textfile(const char *path, const char *text, size_t len);
 
