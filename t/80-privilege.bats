@@ -33,7 +33,8 @@ mode() {
 }
 
 @test "state files are created 0644 in 0755 directories even under umask 077" {
-	run -0 bash -c "umask 077; vfstore --data-dir '$DATA/new' report-failure \
+	run -0 bash -c "umask 077; vfstore --data-dir '$DATA/new' init &&
+		vfstore --data-dir '$DATA/new' report-failure \
 		--vf 0000:e3:00.4 --instance i-1 --assigned-at a1 &&
 		vfpick --data-dir '$DATA/new' --sysfs-root '$SYSFS' \
 		--profile 'NVIDIA L40S-12Q' --claim i-2"
@@ -60,7 +61,7 @@ mode() {
 }
 
 @test "a symlink planted at the lock is not followed: exit 74, nothing created" {
-	mkdir -p "$DATA/gpu"
+	rm -f "$LOCK"
 	ln -s "$T/planted-lock" "$LOCK"
 	run -74 --separate-stderr rfail 0000:e3:00.4 i-1 a1
 	assert_file_not_exists "$T/planted-lock"
@@ -141,6 +142,7 @@ status_field() {
 	local d=$R/data
 	: >"$R/vfsentinel.conf"
 	export VFSENTINEL_CONF=$R/vfsentinel.conf
+	run -0 vfstore --data-dir "$d" init
 	run -0 vfstore --data-dir "$d" report-failure --vf 0000:e3:00.4 \
 		--instance i-1 --assigned-at a1
 	[ "$(stat -c %U "$d/gpu/lock")" = root ]
@@ -169,7 +171,9 @@ host_conf() {
 	sentinel.timeout = 2
 	EOF2
 	export VFSENTINEL_CONF=$R/vfsentinel.conf
-	# root's operator commands create the store first (lock 0644, root's).
+	# The install step, then root's operator commands create the store
+	# (lock 0644, root's).
+	vfstore init >/dev/null 2>&1
 	vfstore quarantine --vf 0000:e3:00.5 --reason test >/dev/null 2>&1
 }
 

@@ -30,6 +30,7 @@ make_host() {
 	done
 	echo "gpu.vf_quarantine_threshold = 2" >"$dir/vfsentinel.conf"
 	export VFSENTINEL_CONF=$dir/vfsentinel.conf S D G
+	vfstore --data-dir "$D" init >/dev/null
 	: >"$dir/ctl"
 }
 
