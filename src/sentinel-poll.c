@@ -3,7 +3,8 @@
  *
  * Every interval (the first scan at once) it lists its targets (the
  * claims ledger under a shared lock, or --targets JSON lines), polls
- * each one whose VMM control socket exists over its endpoint (vsock:,
+ * each one whose VMM is alive (vmm.h: its control socket is a listener in
+ * PROC/net/unix, or one connect says so) over its endpoint (vsock:,
  * hvsock:, unix:) with {"method":"GetGPUInitStatus"}, at most
  * --concurrency checks in flight in one poll(2) loop, each bounded by
  * --timeout in total, and writes one check line per target:
@@ -49,6 +50,7 @@
 #include "store.h"
 #include "sysfs.h"
 #include "targets.h"
+#include "vmm.h"
 
 #define PROG "sentinel-poll"
 #define REQUEST "{\"method\":\"GetGPUInitStatus\"}\n"
@@ -59,7 +61,7 @@ static const char usage[] =
     "                     [--lock-timeout S] [--log-level LEVEL]\n"
     "                     [--interval S] [--once] [--concurrency N]\n"
     "                     [--timeout S] [--targets FILE|-]\n"
-    "                     [--source vsock|log]\n";
+    "                     [--source vsock|log] [--proc-root DIR]\n";
 
 enum {
 	OPT_INTERVAL = CLI_OPT_FIRST_FREE,
@@ -67,7 +69,8 @@ enum {
 	OPT_CONCURRENCY,
 	OPT_TIMEOUT,
 	OPT_TARGETS,
-	OPT_SOURCE
+	OPT_SOURCE,
+	OPT_PROC_ROOT
 };
 
 enum verdict {
@@ -106,6 +109,12 @@ struct tail {
 	struct logtail lt;
 };
 
+/* A target skipped because its VMM is not alive, warned about once. */
+struct skipped {
+	char *key;			/* owned: instance, VF, claim time */
+	bool seen;			/* skipped again in this scan */
+};
+
 struct poller {
 	struct conf conf;
 	unsigned lock_timeout;
@@ -115,6 +124,7 @@ struct poller {
 	bool once;
 	bool log_source;
 	const char *targets_path;	/* NULL: the ledger; "-": stdin */
+	const char *proc_root;		/* PROC is PROC_ROOT/proc */
 	struct targets stdin_targets;	/* --targets -, read once */
 	struct check *slots;		/* owned, concurrency of them */
 	struct pollfd *pfds;		/* owned, concurrency + 1 */
@@ -125,28 +135,122 @@ struct poller {
 	size_t ntails;
 	char *logbuf;			/* owned, LOGTAIL_LINE_MAX + 1 */
 	bool out_failed;		/* stdout broke: exit 74 */
+	struct skipped *skipped;	/* owned */
+	size_t nskipped;
+	bool table_warned;		/* PROC/net/unix unreadable, said once */
+	size_t listed, polled;		/* targets of the last scan */
 };
 
 /* --- targets ------------------------------------------------------------ */
 
-/* The target is polled (or tailed) only with a transport and a live VMM. */
+/* The target has a transport: an endpoint, or a console log. */
 static bool
-target_eligible(const struct poller *p, const struct target *t)
+target_has_transport(const struct poller *p, const struct target *t)
 {
 	const char *via = p->log_source ? t->app_log : t->vsock;
-	struct stat st;
 
 	if (via == NULL || via[0] == '\0') {
 		log_msg(LVL_DEBUG, "skipping target without an endpoint",
 		    "{s:s, s:s}", "vf", t->vf, "instance_id", t->instance_id);
 		return false;
 	}
-	if (t->control_socket == NULL || stat(t->control_socket, &st) == -1) {
+	return true;
+}
+
+/*
+ * Marks t skipped in this scan; true the first time in a row (the
+ * warning), false while it stays skipped scan after scan.
+ */
+static bool
+skipped_mark(struct poller *p, const struct target *t)
+{
+	struct skipped *sk;
+	char *key;
+	size_t i;
+
+	if (asprintf(&key, "%s\n%s\n%s", t->instance_id, t->vf,
+	    t->claimed_at) == -1)
+		die(EX_OSERR, "out of memory", NULL);
+	for (i = 0; i < p->nskipped; i++) {
+		if (strcmp(p->skipped[i].key, key) == 0) {
+			p->skipped[i].seen = true;
+			free(key);
+			return false;
+		}
+	}
+	sk = reallocarray(p->skipped, p->nskipped + 1, sizeof(*sk));
+	if (sk == NULL)
+		die(EX_OSERR, "out of memory", NULL);
+	p->skipped = sk;
+	p->skipped[p->nskipped].key = key;
+	p->skipped[p->nskipped++].seen = true;
+	return true;
+}
+
+/* Forgets the targets not skipped in this scan (polled, or unlisted). */
+static void
+skipped_sweep(struct poller *p)
+{
+	size_t i = 0;
+
+	while (i < p->nskipped) {
+		if (p->skipped[i].seen) {
+			p->skipped[i++].seen = false;
+			continue;
+		}
+		free(p->skipped[i].key);
+		p->skipped[i] = p->skipped[--p->nskipped];
+	}
+}
+
+/*
+ * The VMM liveness gate (SPEC 4.4): only a target whose VMM is alive is
+ * polled. A stopped or killed VM can keep a stale claim, a VMM killed
+ * with SIGKILL leaves its socket file behind, and the dead VM's vsock
+ * CID may since belong to an unrelated guest, whose answer would be
+ * charged to the old VF. Skips warn once per target, then debug.
+ */
+static bool
+vmm_alive(struct poller *p, const struct vmm_listeners *l,
+    const struct target *t)
+{
+	const char *cs = t->control_socket, *why;
+	enum vmm_state st;
+	int err;
+
+	if (cs == NULL || cs[0] == '\0') {
 		log_msg(LVL_DEBUG, "skipping target without a control socket",
 		    "{s:s, s:s}", "vf", t->vf, "instance_id", t->instance_id);
 		return false;
 	}
-	return true;
+	st = vmm_liveness(l, cs, &why);
+	err = errno;
+	if (st == VMM_ALIVE)
+		return true;
+	log_msg(skipped_mark(p, t) ? LVL_WARN : LVL_DEBUG,
+	    "skipping target: VMM not alive",
+	    "{s:s, s:s, s:s, s:s, s:s, s:s*}", "vf", t->vf, "instance_id",
+	    t->instance_id, "control_socket", cs, "vmm",
+	    vmm_state_name(st), "reason", why, "error",
+	    err ? strerror(err) : NULL);
+	return false;
+}
+
+/* The listener table of this scan; unreadable, every check connects. */
+static void
+load_listeners(struct poller *p, struct vmm_listeners *l)
+{
+	if (vmm_listeners_load(l, p->proc_root) == 0) {
+		p->table_warned = false;
+		return;
+	}
+	if (errno == ENOMEM)
+		die(EX_OSERR, "out of memory", NULL);
+	log_msg(p->table_warned ? LVL_DEBUG : LVL_WARN,
+	    "cannot read the Unix socket table; VMM liveness connects",
+	    "{s:s, s:s}", "proc_root", p->proc_root, "error",
+	    strerror(errno));
+	p->table_warned = true;
 }
 
 /* The claims ledger, under a shared lock. 0, or -1 with why set. */
@@ -263,35 +367,51 @@ targets_copy(const struct targets *src, struct targets *ts, char *why,
 	return 0;
 }
 
+/* Every target listed for this scan, before any filter. */
+static int
+targets_all(const struct poller *p, struct targets *all, bool quiet,
+    char *why, size_t whylen)
+{
+	if (p->targets_path == NULL)
+		return targets_from_ledger(p, all, why, whylen);
+	if (strcmp(p->targets_path, "-") == 0)
+		return targets_copy(&p->stdin_targets, all, why, whylen);
+	return targets_from_file(p->targets_path, all, quiet, why, whylen);
+}
+
 /*
- * Lists the targets this scan may poll: those with an endpoint (or a
- * console log, for the log source) whose VMM control socket exists. A
- * stopped VM can keep a stale claim, and its vsock CID may since belong
- * to an unrelated guest, so no control socket means no poll.
+ * Lists the targets: those with an endpoint (or a console log, for the
+ * log source) and, with gate (a scan), whose VMM is alive. The re-read
+ * that confirms an assignment has no gate: it only compares the VF and
+ * claim time, and must not probe a VMM a second time.
  */
 static int
-targets_list(const struct poller *p, struct targets *ts, bool quiet,
+targets_list(struct poller *p, struct targets *ts, bool quiet, bool gate,
     char *why, size_t whylen)
 {
 	struct targets all = { 0 };
+	struct vmm_listeners l = { 0 };
 	int rc;
 	size_t i;
 
-	if (p->targets_path == NULL)
-		rc = targets_from_ledger(p, &all, why, whylen);
-	else if (strcmp(p->targets_path, "-") == 0)
-		rc = targets_copy(&p->stdin_targets, &all, why, whylen);
-	else
-		rc = targets_from_file(p->targets_path, &all, quiet, why,
-		    whylen);
+	rc = targets_all(p, &all, quiet, why, whylen);
+	if (rc == 0 && gate)
+		load_listeners(p, &l);
 	for (i = 0; rc == 0 && i < all.n; i++) {
-		if (!target_eligible(p, &all.v[i]))
+		if (!target_has_transport(p, &all.v[i]) ||
+		    (gate && !vmm_alive(p, &l, &all.v[i])))
 			continue;
 		if (targets_add(ts, &all.v[i]) == -1) {
 			snprintf(why, whylen, "%s", strerror(errno));
 			rc = -1;
 		}
 	}
+	if (rc == 0 && gate) {
+		skipped_sweep(p);
+		p->listed = all.n;
+		p->polled = ts->n;
+	}
+	vmm_listeners_free(&l);
 	targets_free(&all);
 	return rc;
 }
@@ -409,7 +529,7 @@ flush_pending(struct poller *p)
 
 	if (p->npend == 0)
 		return;
-	listed = targets_list(p, &now, true, why, sizeof(why)) == 0;
+	listed = targets_list(p, &now, true, false, why, sizeof(why)) == 0;
 	for (i = 0; i < p->npend; i++) {
 		confirm(p, &p->pend[i], listed ? &now : NULL, why);
 		free(p->pend[i].nvrm);
@@ -791,7 +911,7 @@ scan(struct poller *p)
 	long long start = io_now_ms();
 	char why[1100];
 
-	if (targets_list(p, &ts, false, why, sizeof(why)) == -1) {
+	if (targets_list(p, &ts, false, true, why, sizeof(why)) == -1) {
 		log_msg(LVL_WARN, "vGPU sentinel failed to list instances",
 		    "{s:s}", "error", why);
 		emit_list_error(p, why);
@@ -800,8 +920,9 @@ scan(struct poller *p)
 	else
 		vsock_scan(p, &ts);
 	flush_pending(p);
-	log_msg(LVL_DEBUG, "scan finished", "{s:I, s:I}", "targets",
-	    (json_int_t)ts.n, "ms", (json_int_t)(io_now_ms() - start));
+	log_msg(LVL_DEBUG, "scan finished", "{s:I, s:I, s:I}", "targets",
+	    (json_int_t)p->listed, "polled", (json_int_t)ts.n, "ms",
+	    (json_int_t)(io_now_ms() - start));
 	targets_free(&ts);
 }
 
@@ -856,6 +977,7 @@ parse_args(int argc, char **argv, struct poller *p)
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "targets", required_argument, NULL, OPT_TARGETS },
 		{ "source", required_argument, NULL, OPT_SOURCE },
+		{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
 		{ 0 }
 	};
 	struct cli cli;
@@ -887,6 +1009,9 @@ parse_args(int argc, char **argv, struct poller *p)
 		case OPT_SOURCE:
 			parse_source(&cli, p, optarg);
 			break;
+		case OPT_PROC_ROOT:
+			p->proc_root = optarg;
+			break;
 		default:
 			cli_bad_option(&cli, argv);
 		}
@@ -913,6 +1038,8 @@ apply_defaults(struct poller *p)
 		p->timeout = 1;
 	if (p->concurrency == 0)
 		p->concurrency = 1;
+	if (p->proc_root == NULL)
+		p->proc_root = "/";
 }
 
 /* TERM/INT only set a flag, and only arrive inside ppoll(2). */
@@ -980,6 +1107,9 @@ poller_release(struct poller *p)
 		tail_free(&p->tails[i]);
 	for (i = 0; i < p->npend; i++)
 		free(p->pend[i].nvrm);
+	for (i = 0; i < p->nskipped; i++)
+		free(p->skipped[i].key);
+	free(p->skipped);
 	free(p->tails);
 	free(p->pend);
 	free(p->slots);

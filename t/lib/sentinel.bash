@@ -8,7 +8,7 @@ TS2='2026-08-21T09:30:00.5Z'
 
 # sentinel_setup: call from setup() after vfs_setup. A host with the
 # vendor-VFIO framework (one card, four VFs), the guest dir $G and a live
-# control socket file $CTL.
+# VMM control socket $CTL (a real listener, see ctl_listen).
 sentinel_setup() {
 	local n
 	G=$T/g
@@ -19,15 +19,17 @@ sentinel_setup() {
 	for n in 4 5 6 7; do
 		mk_vf "$SYSFS" 0000:e3:00.0 "0000:e3:00.$n"
 	done
-	: >"$CTL"
 	: >"$TARGETS"
 	SENTINEL_PIDS=
+	QEMU_PIDS=
 	export G CTL TARGETS
+	ctl_listen "$CTL"
 }
 
 # sentinel_teardown: call from teardown(); stops every helper started.
 sentinel_teardown() {
 	local p
+	qemu_teardown
 	for p in $SENTINEL_PIDS; do
 		kill -TERM "$p" 2>/dev/null || true
 	done
@@ -39,6 +41,97 @@ sentinel_teardown() {
 # bg_track PID: remember a background helper for teardown.
 bg_track() {
 	SENTINEL_PIDS="$SENTINEL_PIDS $1"
+}
+
+# unix_listening PATH: a listening Unix socket is bound to PATH: its line
+# in /proc/net/unix has the flag 00010000 (column 4), the path column 8.
+unix_listening() {
+	awk -v p="$1" '$4 == "00010000" && $8 == p { f = 1 } END { exit !f }' \
+	    /proc/net/unix
+}
+
+# unix_unlisted PATH: no listener is bound to PATH (for wait_for).
+unix_unlisted() {
+	! unix_listening "$1"
+}
+
+# ctl_listen PATH: a stand-in for a live VMM's control socket: a real Unix
+# listener (socat) bound to PATH. sentinel-poll sees it listed in
+# /proc/net/unix and never connects to it.
+ctl_listen() {
+	socat "UNIX-LISTEN:$1,fork,unlink-early" EXEC:true \
+	    2>>"$T/ctl.log" 3>&- &
+	bg_track $!
+	wait_for unix_listening "$1"
+}
+
+# qemu_start NAME: a real QEMU without a guest (no KVM needed) as a VM's
+# VMM; its QMP socket is $G/NAME.qmp, its pid in $G/NAME.pid.
+qemu_start() {
+	qemu-system-x86_64 -machine none -nodefaults -display none \
+	    -qmp "unix:$G/$1.qmp,server=on,wait=off" -daemonize \
+	    -pidfile "$G/$1.pid" </dev/null >/dev/null 2>>"$T/qemu.log" 3>&-
+	QEMU_PIDS="$QEMU_PIDS $(cat "$G/$1.pid")"
+	wait_for unix_listening "$G/$1.qmp"
+}
+
+# qemu_kill NAME: SIGKILL, as an OOM kill or a crash does: the process
+# ends and its QMP socket file stays behind.
+qemu_kill() {
+	kill -KILL "$(cat "$G/$1.pid")"
+	wait_for unix_unlisted "$G/$1.qmp"
+}
+
+# qemu_quit NAME: a clean stop through QMP `quit`; QEMU removes its
+# socket file.
+qemu_quit() {
+	printf '%s\n' '{"execute":"qmp_capabilities"}' '{"execute":"quit"}' |
+	    socat -t 2 - "UNIX-CONNECT:$G/$1.qmp" >"$T/$1.quit" 2>&1
+	wait_for test ! -e "$G/$1.qmp"
+}
+
+# qemu_teardown: SIGKILL every QEMU qemu_start started that still runs
+# (its comm checked, so a reused pid is left alone).
+qemu_teardown() {
+	local p
+	for p in ${QEMU_PIDS:-}; do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = qemu-system-x86 ] &&
+		    kill -KILL "$p" 2>/dev/null
+	done
+	return 0
+}
+
+# qmp_hold SOCK: another client (as libvirt is) connects to the QMP
+# socket SOCK, reads the greeting and holds the monitor, idle.
+qmp_hold() {
+	python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.recv(4096)
+open(sys.argv[2], "w").close()
+time.sleep(600)' "$1" "$1.held" 2>>"$T/hold.log" 3>&- &
+	bg_track $!
+	wait_for test -e "$1.held"
+}
+
+# accept_queue_room SOCK: how many non-blocking connects SOCK still takes
+# (at most 5) before EAGAIN. QEMU's QMP socket listens with a backlog of
+# 1, which Linux lets hold two waiting connections; while another client
+# holds the monitor nothing is accepted, so each connect anyone made
+# since takes one of those two places for good.
+accept_queue_room() {
+	python3 -c '
+import errno, socket, sys
+n = 0
+for _ in range(5):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_NONBLOCK)
+    try:
+        s.connect(sys.argv[1])
+    except BlockingIOError:
+        break
+    n += 1
+print(n)' "$1"
 }
 
 # guests SPEC...: starts sentinel-guests on $G (see t/lib/sentinel-guests.c)
