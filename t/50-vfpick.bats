@@ -52,7 +52,7 @@ two_vfs() {
 
 @test "the threshold applies on load: enough failures quarantine without quarantined_at" {
 	two_vfs
-	fail 0000:e3:00.4 2
+	record_failures 0000:e3:00.4 2
 	run picks 20 --profile "$P12"
 	[ "$(sort -u <<<"$output")" = 0000:e3:00.5 ]
 	echo 'gpu.vf_quarantine_threshold = 3' >"$VFSENTINEL_CONF"

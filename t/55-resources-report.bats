@@ -19,8 +19,8 @@ upstream_host() {
 	mk_vf "$SYSFS" $E3 0000:e3:00.4
 	mk_vf "$SYSFS" $E3 0000:e3:00.5 1160
 	mk_vf "$SYSFS" $E3 0000:e3:00.6
-	fail 0000:e3:00.4 2
-	fail 0000:e3:00.6 1
+	record_failures 0000:e3:00.4 2
+	record_failures 0000:e3:00.6 1
 }
 
 # random_host SEED: 1-3 cards of 1-6 VFs, some claimed, some quarantined
@@ -44,8 +44,8 @@ random_host() {
 			case $((RANDOM % 8)) in
 			0) claim "$vf" "pre-$vf" ;;
 			1) quarantine "$vf" ;;
-			2) fail "$vf" 2 ;;
-			3) fail "$vf" 1 ;;
+			2) record_failures "$vf" 2 ;;
+			3) record_failures "$vf" 1 ;;
 			4) claim "$vf" "pre-$vf" "$P24" 1161; quarantine "$vf" ;;
 			esac
 		done

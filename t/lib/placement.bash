@@ -41,9 +41,10 @@ quarantine() {
 	done
 }
 
-# fail VF N: a record with N failures of distinct assignments and no
-# quarantined_at (the threshold decides on load).
-fail() {
+# record_failures VF N: a record with N failures of distinct assignments
+# and no quarantined_at (the threshold decides on load). (Never name a
+# helper fail: that is bats-support's, which every assertion calls.)
+record_failures() {
 	_store_edit "$DATA/gpu/vf-health.json" records \
 	    '.records = ([.records[] | select(.vf_address != $vf)] +
 	    [{vf_address: $vf, failures: [range($n | tonumber) |
