@@ -171,10 +171,12 @@ for i in range(3000):
 	# is skipped (the reopen seeks to the end): a strict, non-empty
 	# prefix of the full run.
 	local n=${#lines[@]} part=$output
-	[ "$n" -gt 0 ] && [ "$n" -lt 30 ]
+	[ "$n" -gt 0 ]
+	[ "$n" -lt 30 ]
 	run --separate-stderr kmsg-watch --no-pci-check --kmsg "$T/in"
 	echo "status $status: $stderr"
-	[ "$status" -eq 0 ] && [ "${#lines[@]}" -eq 30 ]
+	assert_success
+	[ "${#lines[@]}" -eq 30 ]
 	[ "$(printf '%s\n' "${lines[@]:0:n}")" = "$part" ]
 	[[ $err == *'"read kmsg failed (reopening)"'*'"Input/output error"'* ]]
 	[[ $err == *'"from":"start"'*'"from":"end"'* ]]

@@ -265,12 +265,14 @@ changed_assignment() {
 	[ $rc -eq 0 ]
 	# Each scan lasts 2 s (the silent guest), so at most 3 scans ran,
 	# and every one of them was complete before the next started.
-	run jq -r .check "$T/out"
+	run -0 jq -r .check "$T/out"
 	local u s
-	u=$(grep -c unknown "$T/out")
-	s=$(grep -c rpc_error "$T/out")
-	[ "$u" -ge 2 ] && [ "$u" -le 3 ]
-	[ "$s" -ge 2 ] && [ "$s" -le "$u" ]
+	u=$(grep -cx unknown <<<"$output")
+	s=$(grep -cx rpc_error <<<"$output")
+	[ "$u" -ge 2 ]
+	[ "$u" -le 3 ]
+	[ "$s" -ge 2 ]
+	[ "$s" -le "$u" ]
 }
 
 @test "sentinel-poll: a write error on stdout exits 74" {

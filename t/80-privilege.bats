@@ -78,7 +78,8 @@ mode() {
 	run -69 --separate-stderr rfail 0000:e3:00.4 i-1 a1
 	[ "$(sha "$T/elsewhere.json")" = "$before" ]
 	[ -L "$HEALTH" ]
-	ln -s "$T/elsewhere.json" "$CLAIMS.x" && mv "$CLAIMS.x" "$CLAIMS"
+	ln -s "$T/elsewhere.json" "$CLAIMS.x"
+	mv "$CLAIMS.x" "$CLAIMS"
 	rm "$HEALTH"
 	run -69 --separate-stderr vfpick --data-dir "$DATA" --sysfs-root "$SYSFS" \
 		--profile "NVIDIA L40S-12Q" --claim i-3
@@ -129,7 +130,7 @@ status_field() {
 }
 
 @test "vfsentinel-answer falls back to root when its user does not exist" {
-	! id vfs-no-such-user >/dev/null 2>&1
+	run -1 id vfs-no-such-user
 	answer_service vfs-no-such-user
 	[ "$(status_field "$APID" Uid)" = 0 ]
 	[ "$(status_field "$APID" NoNewPrivs)" = 1 ]
