@@ -839,10 +839,12 @@ def main(argv):
         if not path.endswith(('.bats', '.bash')):
             lint.lint_makefile(path)
     for f in sorted(lint.findings, key=lambda x: (x[0], x[1])):
-        print('%s:%d: %s: %s' % ((os.path.normpath(f[0]),) + f[1:]))
+        sys.stdout.write('%s:%d: %s: %s\n'
+                         % ((os.path.normpath(f[0]),) + f[1:]))
+    sys.stdout.flush()
     ntests = sum(len(n) for _, _, n in parsed)
-    print('lint-tests: %d files, %d tests, %d findings'
-          % (len(files), ntests, len(lint.findings)), file=sys.stderr)
+    sys.stderr.write('lint-tests: %d files, %d tests, %d findings\n'
+                     % (len(files), ntests, len(lint.findings)))
     return 1 if lint.findings else 0
 
 
