@@ -25,6 +25,7 @@ setup() {
 
 teardown() {
 	runit_teardown
+	[ -z "${CTL_PID:-}" ] || kill "$CTL_PID" 2>/dev/null || true
 	rm -rf "$R"
 }
 
@@ -215,7 +216,10 @@ host_service() {
 	id nobody >/dev/null || skip "no user nobody"
 	host_conf
 	chown nobody "$R/data/gpu" "$R/prom" "$R/g"
-	: >"$R/g/ctl"
+	# The VM's control socket: a real listener (SPEC 4.4 VMM liveness).
+	socat "UNIX-LISTEN:$R/g/ctl,fork" EXEC:true 3>&- &
+	CTL_PID=$!
+	wait_for test -S "$R/g/ctl"
 	echo boot-a >"$R/g/a.boot"
 	printf '%s\n' '{"event":"gpu_init_failed","seq":1,"ts_usec":2,"message":"NVRM: RmInitAdapter failed!"}' >"$R/g/a.ev"
 	chpst -u nobody vsock-answer --events - --listen "unix:$R/g/a" \

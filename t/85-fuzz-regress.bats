@@ -92,13 +92,16 @@ replay() {
 	socat UNIX-LISTEN:"$T/v.sock",fork EXEC:"$T/vmm.sh" 3>&- &
 	local socat=$! start
 	wait_for test -S "$T/v.sock"
-	: >"$T/ctl"
+	# The VMM's control socket: a real listener (SPEC 4.4 VMM liveness).
+	socat UNIX-LISTEN:"$T/ctl",fork EXEC:true 3>&- &
+	local ctl=$!
+	wait_for test -S "$T/ctl"
 	printf '{"vf_address":"0000:e3:00.4","instance_id":"i-1","claimed_at":"t1","vsock":"hvsock:%s:2222","control_socket":"%s"}\n' \
 		"$T/v.sock" "$T/ctl" >"$T/targets"
 	start=$SECONDS
 	run -0 --separate-stderr sentinel-poll --sysfs-root "$SYSFS" --once \
 		--timeout 4 --targets "$T/targets"
-	kill "$socat"
+	kill "$socat" "$ctl"
 	assert_output --partial '"check":"failed"'
 	[ $((SECONDS - start)) -lt 4 ]
 }

@@ -14,9 +14,10 @@ set -eu
 
 ulimit -n 4096 2>/dev/null || true
 W=$(mktemp -d /tmp/bench-sentinel.XXXXXX)
-GPID=
+GPID= CPID=
 cleanup() {
 	[ -z "$GPID" ] || kill "$GPID" 2>/dev/null || true
+	[ -z "$CPID" ] || kill "$CPID" 2>/dev/null || true
 	wait 2>/dev/null || true
 	rm -rf "$W"
 }
@@ -26,7 +27,10 @@ export PATH="$PWD/bin:$PWD/build/t:$PATH"
 SYSFS=$W/sysfs
 mkdir -p "$SYSFS/sys/bus/pci/devices/0000:e3:00.4/nvidia" "$W/g"
 : >"$SYSFS/sys/bus/pci/devices/0000:e3:00.4/nvidia/creatable_vgpu_types"
-: >"$W/ctl"
+# The VMs' control socket: a real listener (sentinel-poll polls only
+# targets whose VMM is alive, SPEC 4.4).
+socat "UNIX-LISTEN:$W/ctl,fork" EXEC:true 2>"$W/ctl.log" &
+CPID=$!
 
 # targets N PREFIX [SILENT_PREFIX]: N target lines; with SILENT_PREFIX
 # every other one points at a silent guest.
@@ -48,7 +52,7 @@ sentinel-guests "$W/g" 'g*1000=ok' 'r*100=ok' 's*100=silent' \
     2>"$W/guests.log" &
 GPID=$!
 for i in $(seq 200); do
-	[ -e "$W/g/ready" ] && break
+	[ -e "$W/g/ready" ] && [ -S "$W/ctl" ] && break
 	sleep 0.05
 done
 targets 1000 g >"$W/t1000"

@@ -1,8 +1,8 @@
 #!/bin/bash
 # demo-vm.sh DIR MODE TRANSPORT - one simulated vGPU VM for `make demo`.
 #
-# The "VMM" part: a control socket DIR/qmp.sock (sentinel-poll polls a
-# guest only while its VMM's control socket exists) and, for TRANSPORT
+# The "VMM" part: a listening control socket DIR/qmp.sock (sentinel-poll
+# polls a guest only while its VMM is alive, SPEC 4.4) and, for TRANSPORT
 # hvsock, a hybrid-vsock socket DIR/vmm.vsock made with socat. The guest
 # part runs the real guest programs on recordings:
 #

@@ -31,13 +31,15 @@ make_host() {
 	echo "gpu.vf_quarantine_threshold = 2" >"$dir/vfsentinel.conf"
 	export VFSENTINEL_CONF=$dir/vfsentinel.conf S D G
 	vfstore --data-dir "$D" init >/dev/null
-	: >"$dir/ctl"
 }
 
 # start_guests: four vsock-answer guests: 0 and 1 FAILED, 2 OK, 3 UNKNOWN.
 start_guests() {
 	local i ev
 	GUEST_PIDS=()
+	# The VMs' control socket: a real listener (SPEC 4.4 VMM liveness).
+	socat "UNIX-LISTEN:$dir/ctl,fork" EXEC:true 2>>"$dir/guests.log" 3>&- &
+	GUEST_PIDS+=($!)
 	for i in 0 1 2 3; do
 		case $i in
 		0|1) ev='{"event":"gpu_init_failed","seq":7,"ts_usec":9,"message":"NVRM: GPU 0000:00:03.0: RmInitAdapter failed! (0x22:0x65:884)"}' ;;
@@ -53,6 +55,7 @@ start_guests() {
 	for i in 0 1 2 3; do
 		wait_for test -S "$G/$i.sock" || { echo "torture: guest $i did not start" >&2; return 1; }
 	done
+	wait_for test -S "$dir/ctl" || { echo "torture: no control socket" >&2; return 1; }
 }
 
 stop_guests() {
