@@ -148,7 +148,8 @@ vmm_listeners_load(struct vmm_listeners *l, const char *proc_root)
 		errno = err;
 		return -1;
 	}
-	qsort(l->paths, l->n, sizeof(*l->paths), cmp_path);
+	if (l->n > 0)
+		qsort(l->paths, l->n, sizeof(*l->paths), cmp_path);
 	l->loaded = true;
 	return 0;
 }
