@@ -14,7 +14,8 @@ set -eu
 
 ulimit -n 4096 2>/dev/null || true
 W=$(mktemp -d /tmp/bench-sentinel.XXXXXX)
-GPID= CPID=
+GPID=
+CPID=
 cleanup() {
 	[ -z "$GPID" ] || kill "$GPID" 2>/dev/null || true
 	[ -z "$CPID" ] || kill "$CPID" 2>/dev/null || true
