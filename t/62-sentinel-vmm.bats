@@ -82,6 +82,7 @@ skipped_as() {
 	run -0 accept_queue_room "$G/vm1.qmp"
 	assert_output 2
 	run -1 skipped_as i-1 uncertain
+	assert_output ''
 }
 
 @test "vmm: a QEMU killed with SIGKILL leaves its socket file and is not polled" {
@@ -96,6 +97,7 @@ skipped_as() {
 	skipped_as i-1 gone
 	grep -q '"reason":"connect refused"' "$T/err"
 	run -1 quarantined 0000:e3:00.4
+	assert_output ''
 }
 
 @test "vmm: after a SIGKILL a stranger at the old endpoint changes nothing in the store" {
@@ -127,6 +129,7 @@ skipped_as() {
 	assert_equal "$(failures 0000:e3:00.4)" 2
 	assert_equal "$(failures 0000:e3:00.5)" 1
 	run -1 quarantined 0000:e3:00.5
+	assert_output ''
 	skipped_as i-1 gone
 	skipped_as i-2 gone
 }
@@ -223,5 +226,6 @@ warned() {
 
 @test "vmm: sentinel-poll --proc-root is a usage error without a directory" {
 	run -64 --separate-stderr sentinel-poll --proc-root
+	assert_output ''
 	[[ $stderr == *usage:\ sentinel-poll* ]]
 }
