@@ -127,6 +127,7 @@ parse_args(int argc, char **argv, struct run *r)
 static void
 unavailable(struct run *r, const char *why)
 {
+	cli_die_nomem(&r->store);
 	r->available = false;
 	snprintf(r->reason, sizeof(r->reason),
 	    "VF health state unavailable: %s", why);

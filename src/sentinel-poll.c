@@ -270,8 +270,10 @@ targets_from_ledger(const struct poller *p, struct targets *ts, char *why,
 		snprintf(why, whylen, "%s", s.why);
 		return -1;
 	}
-	if (claims_load(&s, &c) == -1)
+	if (claims_load(&s, &c) == -1) {
+		cli_die_nomem(&s);
 		snprintf(why, whylen, "%s", s.why);
+	}
 	else if (targets_from_claims(&c, ts) == -1)
 		snprintf(why, whylen, "%s", strerror(errno));
 	else

@@ -197,10 +197,11 @@ load_state(struct run *r)
 {
 	size_t skipped = 0;
 
-	if (health_load(&r->store, &r->health, r->conf.threshold) == -1)
+	if (health_load(&r->store, &r->health, r->conf.threshold) == -1 ||
+	    claims_load(&r->store, &r->claims) == -1) {
+		cli_die_nomem(&r->store);
 		die_unavailable(r->store.why);
-	if (claims_load(&r->store, &r->claims) == -1)
-		die_unavailable(r->store.why);
+	}
 	if (sysfs_inventory(r->conf.sysfs_root, &r->inv, &skipped) == -1)
 		die(EX_IOERR, "cannot list VFs", "{s:s, s:s}", "sysfs_root",
 		    r->conf.sysfs_root, "error", strerror(errno));
@@ -613,9 +614,11 @@ configure(struct run *r, const struct claim *cl)
 		configure_fail(r, EX_DATAERR, "claim has no valid type_id", vf,
 		    cl->type_id ? cl->type_id : "");
 	health_free(&r->health);
-	if (health_load(&r->store, &r->health, r->conf.threshold) == -1)
+	if (health_load(&r->store, &r->health, r->conf.threshold) == -1) {
+		cli_die_nomem(&r->store);
 		configure_fail(r, EX_UNAVAILABLE, "VF health state unavailable",
 		    vf, r->store.why);
+	}
 	if (health_vf_quarantined(&r->health, vf)) {
 		snprintf(msg, sizeof(msg), "vendor VFIO vGPU on VF %s is "
 		    "quarantined", vf);

@@ -156,6 +156,7 @@ open_health(struct ctx *c, bool exclusive, struct health *h)
 		return rc;
 	if (health_load(&c->s, h, c->conf.threshold) == 0)
 		return 0;
+	cli_die_nomem(&c->s);
 	log_msg(LVL_ERROR, "VF health state unavailable", "{s:s}", "error",
 	    c->s.why);
 	store_unlock(&c->s);
@@ -172,6 +173,7 @@ open_claims(struct ctx *c, bool exclusive, struct claims *cl)
 		return rc;
 	if (claims_load(&c->s, cl) == 0)
 		return 0;
+	cli_die_nomem(&c->s);
 	log_msg(LVL_ERROR, "VF claims unavailable", "{s:s}", "error",
 	    c->s.why);
 	store_unlock(&c->s);
@@ -261,6 +263,7 @@ run_report(struct ctx *c, bool failure, struct health_report *rep)
 	if (failure)
 		return change_report(c, failure, rep);
 	if (health_load(&c->s, &h, c->conf.threshold) < 0) {
+		cli_die_nomem(&c->s);
 		log_msg(LVL_ERROR, "VF health state unavailable", "{s:s}",
 		    "error", c->s.why);
 		return EX_UNAVAILABLE;
@@ -373,6 +376,7 @@ cmd_check(struct ctx *c)
 		return rc;
 	if (health_load(&c->s, &h, c->conf.threshold) < 0 ||
 	    claims_load(&c->s, &cl) < 0) {
+		cli_die_nomem(&c->s);
 		out = json_pack("{s:s, s:s}", "status", "unavailable",
 		    "reason", c->s.why);
 		log_msg(LVL_ERROR, "VF health state unavailable", "{s:s}",
@@ -688,6 +692,7 @@ key_trusted(const struct filekey *k)
 static void
 set_unavailable(struct apply *ap, const char *why)
 {
+	cli_die_nomem(&ap->c->s);
 	if (!ap->unavailable || strcmp(ap->reason, why) != 0)
 		log_msg(LVL_ERROR, "VF health state unavailable; reports "
 		    "fail closed", "{s:s}", "error", why);

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "log.h"
 #include "sig.h"
+#include "store.h"
 
 void
 cli_start(const char *prog)
@@ -150,6 +151,13 @@ cli_finish(const struct cli *cli, struct conf *conf)
 		set_path(conf->data_dir, cli->data_dir, "--data-dir");
 	if (cli->sysfs_root != NULL)
 		set_path(conf->sysfs_root, cli->sysfs_root, "--sysfs-root");
+}
+
+void
+cli_die_nomem(const struct store *s)
+{
+	if (s->nomem)
+		die(EX_OSERR, "out of memory", "{s:s}", "error", s->why);
 }
 
 void

@@ -96,6 +96,15 @@ unsigned cli_uint(const struct cli *cli, const char *opt, const char *arg,
  */
 void cli_finish(const struct cli *cli, struct conf *conf);
 
+struct store;
+
+/*
+ * Call where a store load returned -1: if it ran out of memory
+ * (s->nomem), exits 71 ("out of memory", SPEC 2.2: an OS error), never
+ * "store unavailable" (69); otherwise returns.
+ */
+void cli_die_nomem(const struct store *s);
+
 /* Flushes and closes stdout; a failure exits 74 ("write stdout: ..."). */
 void cli_close_stdout(void);
 

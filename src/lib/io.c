@@ -71,11 +71,41 @@ io_peer_gone(int fd)
 	return (p.revents & (POLLERR | POLLHUP | POLLNVAL)) != 0;
 }
 
+/*
+ * The first buffer for a file: its size (+1 to see the end, +1 for the
+ * NUL) when fstat knows it, else a page (sysfs and /proc report 0 or
+ * 4096 whatever they hold), never more than max + 2.
+ */
+static size_t
+slurp_cap(const struct stat *st, size_t max)
+{
+	size_t want = 4096;
+
+	if (S_ISREG(st->st_mode) && st->st_size > 0)
+		want = (size_t)st->st_size + 2;
+	return want < max + 2 ? want : max + 2;
+}
+
+/* Doubles *buf, up to max + 2 bytes. 0 or -1/ENOMEM. */
+static int
+slurp_grow(char **buf, size_t *cap, size_t max)
+{
+	size_t ncap = *cap * 2 < max + 2 ? *cap * 2 : max + 2;
+	char *n;
+
+	if ((n = realloc(*buf, ncap)) == NULL)
+		return -1;
+	*buf = n;
+	*cap = ncap;
+	return 0;
+}
+
 char *
 io_slurp(const char *path, size_t max, size_t *len)
 {
+	struct stat st;
 	char *buf = NULL;
-	size_t n = 0;
+	size_t n = 0, cap;
 	ssize_t r;
 	int fd, saved;
 
@@ -85,10 +115,20 @@ io_slurp(const char *path, size_t max, size_t *len)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return NULL;
-	buf = malloc(max + 2);
-	if (buf == NULL)
+	if (fstat(fd, &st) < 0)
 		goto fail;
-	while ((r = io_read(fd, buf + n, max + 1 - n)) > 0) {
+	if (S_ISREG(st.st_mode) && (unsigned long long)st.st_size > max) {
+		errno = EFBIG;
+		goto fail;
+	}
+	cap = slurp_cap(&st, max);
+	if ((buf = malloc(cap)) == NULL)
+		goto fail;
+	for (;;) {
+		if (cap - n < 2 && slurp_grow(&buf, &cap, max) < 0)
+			goto fail;
+		if ((r = io_read(fd, buf + n, cap - 1 - n)) <= 0)
+			break;
 		n += (size_t)r;
 		if (n > max) {
 			errno = EFBIG;

@@ -24,9 +24,15 @@ int io_set_nonblock(int fd, bool on);
  */
 bool io_peer_gone(int fd);
 
-/* Reads a whole small file (at most max bytes) into a new NUL-terminated
- * buffer the caller owns (free()). NULL/errno on error; EFBIG when larger;
- * ELOOP when path is a symbolic link (state files are never followed). */
+/*
+ * Reads a whole file (at most max bytes) into a new NUL-terminated buffer
+ * the caller owns (free()). The buffer is sized by what is read (the
+ * size fstat reports, grown by doubling for files that do not know
+ * theirs), never by max, so a program runs under a memory cap
+ * (chpst -m). NULL/errno on error: EFBIG when larger than max, ENOMEM
+ * when the buffer cannot be had, ELOOP when path is a symbolic link
+ * (state files are never followed).
+ */
 char *io_slurp(const char *path, size_t max, size_t *len);
 
 /* Reads the first line of a small attribute file (sysfs, /proc) into buf,

@@ -221,8 +221,11 @@ parse_text(const char *text, size_t len, const char *noun, char *why,
 	json_t *root;
 
 	root = json_loadb(text, len, 0, &err);
-	if (root == NULL)
+	if (root == NULL) {
 		fmt_why(why, whylen, "unmarshal %s: %s", noun, err.text);
+		if (json_error_code(&err) == json_error_out_of_memory)
+			errno = ENOMEM;
+	}
 	return root;
 }
 
@@ -728,13 +731,32 @@ static int
 slurp(const char *path, char **text, size_t *len, const char *noun,
     char *why, size_t whylen)
 {
+	int saved;
+
 	*text = io_slurp(path, STORE_FILE_MAX, len);
 	if (*text != NULL)
 		return 1;
-	if (errno == ENOENT)
+	if ((saved = errno) == ENOENT)
 		return 0;
-	fmt_why(why, whylen, "read %s: %s", noun, strerror(errno));
-	errno = EIO;
+	fmt_why(why, whylen, "read %s: %s", noun, strerror(saved));
+	errno = saved == ENOMEM ? ENOMEM : EIO;
+	return -1;
+}
+
+/*
+ * The -1 of a load. An allocation that failed (errno ENOMEM: reading,
+ * parsing or decoding) sets s->nomem, so the caller exits 71 instead of
+ * reporting the store unavailable: the file may be fine.
+ */
+static int
+load_failed(struct store *s)
+{
+	if (errno != ENOMEM)
+		return -1;
+	s->nomem = true;
+	if (s->why[0] == '\0')
+		snprintf(s->why, sizeof(s->why), "out of memory");
+	errno = ENOMEM;
 	return -1;
 }
 
@@ -747,17 +769,18 @@ health_load(struct store *s, struct health *h, unsigned threshold)
 
 	memset(h, 0, sizeof(*h));
 	s->why[0] = '\0';
+	s->nomem = false;
 	if (dir_check(s) < 0)
 		return -1;
 	rc = slurp(s->health_path, &text, &len, HEALTH_NOUN, s->why,
 	    sizeof(s->why));
 	if (rc < 0)
-		return -1;
+		return load_failed(s);
 	if (rc > 0) {
 		rc = health_parse(text, len, h, s->why, sizeof(s->why));
 		free(text);
 		if (rc < 0)
-			return -1;
+			return load_failed(s);
 	}
 	apply_threshold(h, threshold < 1 ? 1 : threshold);
 	return 0;
@@ -1262,15 +1285,16 @@ claims_load(struct store *s, struct claims *c)
 
 	memset(c, 0, sizeof(*c));
 	s->why[0] = '\0';
+	s->nomem = false;
 	if (dir_check(s) < 0)
 		return -1;
 	rc = slurp(s->claims_path, &text, &len, CLAIMS_NOUN, s->why,
 	    sizeof(s->why));
 	if (rc <= 0)
-		return rc;
+		return rc < 0 ? load_failed(s) : 0;
 	rc = claims_parse(text, len, c, s->why, sizeof(s->why));
 	free(text);
-	return rc;
+	return rc < 0 ? load_failed(s) : 0;
 }
 
 static void

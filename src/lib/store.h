@@ -71,6 +71,8 @@ struct store {
 	char lock_path[PATH_MAX];
 	int lock_fd;			/* -1 when not held */
 	bool unavailable;		/* the last -1: DATA_DIR/gpu missing */
+	bool nomem;			/* the last load's -1: out of memory,
+					   an OS error (71), not unavailable */
 	char why[1024];			/* reason for the last -1 */
 };
 
