@@ -160,6 +160,13 @@ install-user:
 	else echo "install: create the service user as root:" \
 		"useradd --system --no-create-home --shell /usr/sbin/nologin" \
 		"$(SERVICE_USER)"; fi
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
+		$(BINDIR_INST)/vfstore -c $(SYSCONFDIR)/vfsentinel/vfsentinel.conf \
+		    init --owner $(SERVICE_USER) 2>/dev/null || \
+		$(BINDIR_INST)/vfstore -c $(SYSCONFDIR)/vfsentinel/vfsentinel.conf \
+		    init; \
+	else echo "install: create the state directory as root:" \
+		"vfstore init --owner $(SERVICE_USER)"; fi
 
 clean:
 	rm -rf build build-asan bin bin-asan

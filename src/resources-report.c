@@ -149,8 +149,11 @@ load_state(struct run *r)
 		if (errno == EWOULDBLOCK)
 			die(EX_TEMPFAIL, "timed out waiting for the store lock",
 			    "{s:s}", "path", r->store.lock_path);
-		snprintf(why, sizeof(why), "lock %s: %s", r->store.lock_path,
-		    strerror(errno));
+		if (r->store.unavailable)
+			snprintf(why, sizeof(why), "%s", r->store.why);
+		else
+			snprintf(why, sizeof(why), "lock %s: %s",
+			    r->store.lock_path, strerror(errno));
 		unavailable(r, why);
 	} else if (health_load(&r->store, &r->health,
 	    r->conf.threshold) == -1) {

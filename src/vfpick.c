@@ -100,6 +100,10 @@ check_args(struct run *r)
 
 	if (r->profile == NULL || r->profile[0] == '\0')
 		cli_usage_error(&r->cli, "--profile is required");
+	cli_require_text("--profile", r->profile);
+	cli_require_text("--claim", r->instance);
+	cli_require_text("--vsock", r->vsock);
+	cli_require_text("--control-socket", r->control_socket);
 	if (r->instance == NULL && (r->vsock || r->control_socket ||
 	    r->configure))
 		cli_usage_error(&r->cli, "--vsock, --control-socket and "
@@ -175,6 +179,9 @@ open_store(struct run *r)
 		    r->conf.data_dir);
 	if (store_lock(&r->store, excl, r->cli.lock_timeout) == 0)
 		return;
+	if (r->store.unavailable)
+		die(EX_UNAVAILABLE, "VF health state unavailable", "{s:s}",
+		    "error", r->store.why);
 	if (errno == EWOULDBLOCK)
 		die(EX_TEMPFAIL, "timed out waiting for the store lock",
 		    "{s:s, s:i}", "path", r->store.lock_path, "timeout_s",

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "log.h"
+#include "utf8.h"
 #include "sig.h"
 #include "store.h"
 
@@ -166,4 +167,13 @@ cli_close_stdout(void)
 	if (fflush(stdout) == EOF || ferror(stdout) || fclose(stdout) == EOF)
 		die(EX_IOERR, "write stdout failed", "{s:s}", "error",
 		    strerror(errno ? errno : EIO));
+}
+
+void
+cli_require_text(const char *opt, const char *arg)
+{
+	if (utf8_valid_str(arg))
+		return;
+	die(EX_DATAERR, "argument is not valid UTF-8; nothing was written",
+	    "{s:s}", "option", opt);
 }

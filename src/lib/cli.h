@@ -108,4 +108,11 @@ void cli_die_nomem(const struct store *s);
 /* Flushes and closes stdout; a failure exits 74 ("write stdout: ..."). */
 void cli_close_stdout(void);
 
+/*
+ * SPEC 2.3: a string that a program stores or emits from its arguments
+ * must be valid UTF-8 (utf8_valid()); otherwise this exits 65 naming the
+ * option, before anything is written. NULL (not given) passes.
+ */
+void cli_require_text(const char *opt, const char *arg);
+
 #endif
