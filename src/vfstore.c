@@ -4,7 +4,7 @@
  *
  * Commands: report-failure, report-success, apply (a stream of check
  * lines from sentinel-poll on stdin), show, quarantine, clear, claims,
- * release, check. Output: one compact JSON object per line on stdout;
+ * release, check, init, edit. Output: one compact JSON object per line on stdout;
  * logs: JSON lines on stderr.
  *
  * Every mutation takes the exclusive lock, loads the files (strictly: a
@@ -14,9 +14,10 @@
  * never queue behind writers.
  *
  * Exit codes: 0 done, 1 nothing matched (show --vf, quarantine --card
- * without VFs, release refused while the VF is open), 64 usage, 65 bad
- * VF address or argument, 69 store unavailable, 74 persist or output
- * failure, 75 lock wait timed out, 78 configuration.
+ * without VFs, release refused while the VF is open) or edit's editor
+ * failed, 64 usage, 65 bad VF address or argument, quarantine --vf of a
+ * VF sysfs lacks, an edit the loader refuses, 69 store unavailable, 74
+ * persist or output failure, 75 lock wait timed out, 78 configuration.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -27,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -37,6 +39,7 @@
 #include "prom.h"
 #include "sig.h"
 #include "store.h"
+#include "storeedit.h"
 #include "sysfs.h"
 #include "timefmt.h"
 #include "vfaddr.h"
@@ -58,7 +61,8 @@ static const char usage[] =
     "  clear --vf VF | --card PF\n"
     "  claims\n"
     "  release --instance ID [--deconfigure] [--proc-root DIR]\n"
-    "  check\n";
+    "  check\n"
+    "  edit [health|claims]\n";
 
 enum {
 	OPT_VF = CLI_OPT_FIRST_FREE,
@@ -524,6 +528,129 @@ cmd_clear(struct ctx *c)
 		log_msg(LVL_INFO, "cleared VF health records", "{s:s}",
 		    c->a.vf ? "vf" : "card", c->a.vf ? c->a.vf : c->a.card);
 	return rc;
+}
+
+/* --- edit ----------------------------------------------------------------- */
+
+/* Runs the editor; 0, or 1 when it failed (nothing is written then). */
+static int
+edit_once(struct storeedit *e)
+{
+	int status;
+
+	if (storeedit_run_editor(e, &status) < 0) {
+		log_msg(LVL_ERROR, "cannot start the editor", "{s:s, s:s}",
+		    "editor", storeedit_editor(), "error", strerror(errno));
+		return EX_OSERR;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	log_msg(LVL_ERROR, "the editor failed; nothing written", "{s:s, s:i}",
+	    "editor", storeedit_editor(), WIFEXITED(status) ? "exit_status" :
+	    "signal", WIFEXITED(status) ? WEXITSTATUS(status) :
+	    WTERMSIG(status));
+	return EXIT_NO;
+}
+
+/* On a terminal, as visudo does: true to edit the refused copy again. */
+static bool
+ask_again(const char *file, const char *why)
+{
+	char line[64];
+	int ch;
+
+	if (!isatty(STDIN_FILENO) || !isatty(STDERR_FILENO))
+		return false;
+	fprintf(stderr, "%s: %s\n", file, why);
+	for (;;) {
+		fputs("What now? (e)dit again, (q)uit without saving: ", stderr);
+		if (fgets(line, sizeof(line), stdin) == NULL)
+			return false;
+		if (strchr(line, '\n') == NULL)
+			while ((ch = getchar()) != EOF && ch != '\n')
+				continue;
+		if (line[0] == 'e' || line[0] == 'q')
+			return line[0] == 'e';
+	}
+}
+
+/* Edits until the copy passes the loader's rules; *changed as
+ * storeedit_check() says. 65 when refused and not edited again. */
+static int
+edit_until_valid(struct storeedit *e, const char *file, int *changed)
+{
+	int rc;
+
+	for (;;) {
+		if ((rc = edit_once(e)) != 0)
+			return rc;
+		if ((*changed = storeedit_check(e)) >= 0)
+			return 0;
+		if (errno != EINVAL) {
+			log_msg(LVL_ERROR, "cannot read the edited copy",
+			    "{s:s}", "error", e->why);
+			return EX_IOERR;
+		}
+		log_msg(LVL_ERROR, "refused the edit; the file is unchanged",
+		    "{s:s, s:s}", "file", file, "error", e->why);
+		if (!ask_again(file, e->why))
+			return EX_DATAERR;
+	}
+}
+
+/* Copies, edits, checks and saves, all under the exclusive lock. */
+static int
+edit_locked(struct ctx *c, enum storeedit_kind kind, int *changed)
+{
+	const char *file = storeedit_file_name(kind), *tmpdir = getenv("TMPDIR");
+	struct atomic_result res;
+	struct storeedit e;
+	int rc;
+
+	if (tmpdir == NULL || tmpdir[0] == '\0')
+		tmpdir = "/tmp";
+	if (storeedit_begin(&e, &c->s, kind, tmpdir) < 0) {
+		rc = e.orig == NULL ? EX_UNAVAILABLE : EX_IOERR;
+		log_msg(LVL_ERROR, rc == EX_IOERR ? "cannot copy the file for "
+		    "the editor" : "VF health state unavailable", "{s:s}",
+		    "error", e.why);
+	} else if ((rc = edit_until_valid(&e, file, changed)) == 0 &&
+	    *changed > 0 && storeedit_commit(&e, &c->s, &res) < 0) {
+		log_msg(LVL_ERROR, "cannot persist the edit", "{s:s, s:s}",
+		    "step", res.step ? res.step : "", "error", c->s.why);
+		rc = EX_IOERR;
+	}
+	storeedit_release(&e);
+	return rc;
+}
+
+/*
+ * `edit [health|claims]`: the visudo of the store. The exclusive lock is
+ * held while the editor runs, so every writer waits and no change is
+ * lost, as one made between copying and renaming a hand edit would be.
+ */
+static int
+cmd_edit(struct ctx *c)
+{
+	enum storeedit_kind kind;
+	char msg[128];
+	int rc, changed = 0;
+
+	if (storeedit_kind_parse(c->a.operand, &kind) < 0) {
+		snprintf(msg, sizeof(msg), "edit: unknown file \"%.64s\" "
+		    "(health or claims)", c->a.operand);
+		cli_usage_error(&c->cli, msg);
+	}
+	if ((rc = lock_store(c, true)) != 0)
+		return rc;
+	rc = edit_locked(c, kind, &changed);
+	store_unlock(&c->s);
+	if (rc != 0)
+		return rc;
+	log_msg(LVL_INFO, "edited the store by hand", "{s:s, s:b}", "file",
+	    storeedit_file_name(kind), "changed", changed > 0);
+	return emit(json_pack("{s:s, s:b}", "file", storeedit_file_name(kind),
+	    "changed", changed > 0));
 }
 
 /* --- release ------------------------------------------------------------ */
@@ -1179,6 +1306,7 @@ static const struct command commands[] = {
 	{ "release", cmd_release, A(OPT_INSTANCE) | A(OPT_DECONFIGURE) |
 	    A(OPT_PROC_ROOT), A(OPT_INSTANCE) },
 	{ "check", cmd_check, 0, 0 },
+	{ "edit", cmd_edit, A(OPT_OPERAND), 0 },
 };
 
 static const struct option opts[] = {
