@@ -7,17 +7,22 @@
  * without waiting for a workload to touch the GPU; on a healthy one it is
  * the only source of "driver init succeeded".
  *
- * Each attempt runs `nvidia-smi -L` (stdin /dev/null, stdout and stderr
- * into one pipe that is always drained, at most 64 KiB kept) in its own
- * process group. An attempt still running after --attempt-timeout seconds
- * is killed with SIGKILL to the whole group and reaped before anything
- * else happens, so there is never more than one nvidia-smi alive, even
- * when one hangs in the kernel. Output lines:
+ * Each attempt is a child process in its own process group, its stdin
+ * /dev/null, stdout and stderr one pipe that is always drained (at most
+ * 64 KiB kept). --method nvidia-smi: the child runs `nvidia-smi -L`.
+ * --method open (images without nvidia-smi): the child opens every GPU's
+ * /dev/nvidiaN that PROC/driver/nvidia/gpus lists (nvdev.h), which is
+ * what runs RmInitAdapter, and exits 0 only if every open succeeded. An
+ * attempt still running after --attempt-timeout seconds is killed with
+ * SIGKILL to the whole group and reaped before anything else happens, so
+ * there is never more than one attempt alive, even when one hangs in the
+ * kernel. --method auto (the default): nvidia-smi if there is one, else
+ * open if the driver's gpus directory exists, else disabled. Output:
  *
- *	{"event":"gpu_init_ok","output":"GPU 0: ..."}
- *	{"event":"gpu_probe_failed","error":"exit status N: ..."}
- *	{"event":"gpu_probe_gave_up"}		(after --window seconds)
- *	{"event":"gpu_probe_disabled"}		(no nvidia-smi)
+ *	{"event":"gpu_init_ok","method":"nvidia-smi","output":"GPU 0: ..."}
+ *	{"event":"gpu_probe_failed","method":"open","error":"open ..."}
+ *	{"event":"gpu_probe_gave_up","method":M}	(after --window seconds)
+ *	{"event":"gpu_probe_disabled"}		(no method applies)
  *
  * Exit: 0 after success, giving up, disabled, or SIGTERM/SIGINT (which
  * kill and reap a running attempt first); 64 usage; 71 fork or pipe
@@ -31,7 +36,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,6 +46,7 @@
 #include "io.h"
 #include "jsonl.h"
 #include "log.h"
+#include "nvdev.h"
 #include "sig.h"
 
 #define PROG "gpu-probe"
@@ -49,7 +54,9 @@
 #define TICK_MS 100		/* how often a running attempt is checked */
 
 static const char usage[] =
-    "usage: gpu-probe [-c FILE] [--log-level LEVEL] [--nvidia-smi PATH]\n"
+    "usage: gpu-probe [-c FILE] [--log-level LEVEL]\n"
+    "                 [--method auto|nvidia-smi|open] [--nvidia-smi PATH]\n"
+    "                 [--proc-root DIR] [--dev-dir DIR]\n"
     "                 [--attempt-timeout S] [--retry-interval S]\n"
     "                 [--window S]\n";
 
@@ -57,8 +64,19 @@ enum {
 	OPT_NVIDIA_SMI = CLI_OPT_FIRST_FREE,
 	OPT_ATTEMPT_TIMEOUT,
 	OPT_RETRY_INTERVAL,
-	OPT_WINDOW
+	OPT_WINDOW,
+	OPT_METHOD,
+	OPT_PROC_ROOT,
+	OPT_DEV_DIR
 };
+
+enum method {
+	METHOD_AUTO,
+	METHOD_SMI,
+	METHOD_OPEN
+};
+
+static const char *const method_names[] = { "auto", "nvidia-smi", "open" };
 
 enum stop {
 	RUNNING,
@@ -69,8 +87,12 @@ enum stop {
 };
 
 struct probe {
+	enum method method;	/* --method */
+	enum method use;	/* the one chosen; METHOD_AUTO: none */
 	const char *smi_arg;	/* --nvidia-smi, or NULL: look on PATH */
 	char smi[PATH_MAX];
+	const char *proc_root;	/* --proc-root */
+	const char *dev_dir;	/* --dev-dir */
 	unsigned attempt_timeout;
 	unsigned retry_interval;
 	unsigned window;
@@ -99,41 +121,8 @@ must_stop(struct probe *p)
 	return p->stop != RUNNING;
 }
 
-static bool
-is_executable(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-	    access(path, X_OK) == 0;
-}
-
-/* Finds nvidia-smi: --nvidia-smi, else the first match on PATH. 0/-1. */
-static int
-find_smi(struct probe *p)
-{
-	const char *path = getenv("PATH"), *dir, *end;
-	int n;
-
-	if (p->smi_arg != NULL) {
-		n = snprintf(p->smi, sizeof(p->smi), "%s", p->smi_arg);
-		return n >= 0 && (size_t)n < sizeof(p->smi) &&
-		    is_executable(p->smi) ? 0 : -1;
-	}
-	for (dir = path; dir != NULL && *dir != '\0'; dir = end + 1) {
-		end = strchrnul(dir, ':');
-		n = snprintf(p->smi, sizeof(p->smi), "%.*s/nvidia-smi",
-		    end == dir ? 1 : (int)(end - dir), end == dir ? "." : dir);
-		if (n >= 0 && (size_t)n < sizeof(p->smi) &&
-		    is_executable(p->smi))
-			return 0;
-		if (*end == '\0')
-			break;
-	}
-	return -1;
-}
-
-/* Writes one event line; "text" (may be NULL) is added as key. */
+/* Writes one event line with the method in use (if any); "text" (may be
+ * NULL) is added as key. */
 static int
 emit(struct probe *p, const char *event, const char *key, const char *text,
     size_t len)
@@ -142,6 +131,9 @@ emit(struct probe *p, const char *event, const char *key, const char *text,
 	int rc = 0;
 
 	ev = json_pack("{s:s}", "event", event);
+	if (ev != NULL && p->use != METHOD_AUTO && json_object_set_new(ev,
+	    "method", json_string(method_names[p->use])) < 0)
+		rc = -1;
 	if (ev == NULL || (key != NULL &&
 	    json_object_set_new(ev, key, jsonl_string_lossy(text, len)) < 0))
 		rc = -1;
@@ -155,22 +147,32 @@ emit(struct probe *p, const char *event, const char *key, const char *text,
 	return rc;
 }
 
+/* The child's side of an attempt: own group, plain signals, stdin
+ * /dev/null, stdout and stderr the pipe; then the method's work. */
 static noreturn void
-child_exec(const char *smi, int out)
+child_run(const struct probe *p, char *buf, int out)
 {
 	sigset_t none;
-	int null;
+	int null, rc;
 
 	setpgid(0, 0);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);	/* SIG_IGN would survive the exec */
+	signal(SIGTERM, SIG_DFL);	/* the parent's handler would not */
+	signal(SIGINT, SIG_DFL);
 	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (null < 0 || dup2(null, STDIN_FILENO) < 0 ||
 	    dup2(out, STDOUT_FILENO) < 0 || dup2(out, STDERR_FILENO) < 0)
 		_exit(127);
-	execl(smi, "nvidia-smi", "-L", (char *)NULL);
-	dprintf(STDERR_FILENO, "exec %s: %s\n", smi, strerror(errno));
+	if (p->use == METHOD_OPEN) {
+		/* buf: the parent's output buffer, a copy of our own. */
+		rc = nvdev_probe(p->proc_root, p->dev_dir, buf, OUTPUT_MAX);
+		_exit(io_write_all(STDOUT_FILENO, buf, strlen(buf)) < 0 ||
+		    rc < 0);
+	}
+	execl(p->smi, "nvidia-smi", "-L", (char *)NULL);
+	dprintf(STDERR_FILENO, "exec %s: %s\n", p->smi, strerror(errno));
 	_exit(127);
 }
 
@@ -185,7 +187,7 @@ attempt_start(const struct probe *p, struct attempt *a)
 		return -1;
 	a->pid = fork();
 	if (a->pid == 0)
-		child_exec(p->smi, pfd[1]);
+		child_run(p, a->out, pfd[1]);
 	close(pfd[1]);
 	if (a->pid < 0) {
 		close(pfd[0]);
@@ -314,6 +316,9 @@ attempt_error(const struct probe *p, struct attempt *a, char *buf,
 		snprintf(buf, len, "killed after %us", p->attempt_timeout);
 	else if (WIFEXITED(a->status) && WEXITSTATUS(a->status) == 0)
 		return 0;
+	else if (p->use == METHOD_OPEN && WIFEXITED(a->status) &&
+	    WEXITSTATUS(a->status) == 1 && n > 0)
+		snprintf(buf, len, "%.*s", (int)n, out);	/* its report */
 	else if (WIFEXITED(a->status))
 		snprintf(buf, len, "exit status %d%s%.*s",
 		    WEXITSTATUS(a->status), n ? ": " : "", (int)n, out);
@@ -340,12 +345,12 @@ probe_once(struct probe *p, struct attempt *a, unsigned nr)
 		return -1;
 	if (attempt_error(p, a, err, sizeof(err)) == 0) {
 		out = trimmed(a, &n);
-		log_msg(LVL_INFO, "GPU driver initialized", "{s:i}",
-		    "attempt", (int)nr);
+		log_msg(LVL_INFO, "GPU driver initialized", "{s:s, s:i}",
+		    "method", method_names[p->use], "attempt", (int)nr);
 		return emit(p, "gpu_init_ok", "output", out, n) < 0 ? -1 : 1;
 	}
-	log_msg(LVL_WARN, "GPU init probe attempt failed", "{s:s, s:i}",
-	    "error", err, "attempt", (int)nr);
+	log_msg(LVL_WARN, "GPU init probe attempt failed", "{s:s, s:s, s:i}",
+	    "method", method_names[p->use], "error", err, "attempt", (int)nr);
 	return emit(p, "gpu_probe_failed", "error", err, strlen(err)) < 0 ?
 	    -1 : 0;
 }
@@ -376,6 +381,8 @@ probe_run(struct probe *p)
 		p->stop_errno = errno;
 		return;
 	}
+	log_msg(LVL_INFO, "GPU init probe started", "{s:s}", "method",
+	    method_names[p->use]);
 	for (nr = 1;; nr++) {
 		rc = probe_once(p, &a, nr);
 		if (rc != 0)
@@ -392,14 +399,41 @@ probe_run(struct probe *p)
 	free(a.out);
 }
 
+/* Chooses p->use (SPEC 3.2); METHOD_AUTO when none applies. */
+static void
+choose_method(struct probe *p)
+{
+	bool smi = p->method != METHOD_OPEN && nvdev_find_smi(p->smi_arg,
+	    getenv("PATH"), p->smi, sizeof(p->smi)) == 0;
+
+	if (p->method == METHOD_OPEN || (p->method == METHOD_AUTO && !smi &&
+	    nvdev_present(p->proc_root)))
+		p->use = METHOD_OPEN;
+	else if (smi)
+		p->use = METHOD_SMI;
+}
+
 static void
 probe_disabled(struct probe *p)
 {
 	log_msg(LVL_WARN, "GPU init probe disabled; driver init success "
-	    "cannot be reported", "{s:s}", "error", p->smi_arg != NULL ?
+	    "cannot be reported", "{s:s, s:s, s:s}", "error", p->smi_arg ?
 	    "nvidia-smi is not an executable file" :
-	    "nvidia-smi not found on PATH");
+	    "nvidia-smi not found on PATH", "method", method_names[p->method],
+	    "open", p->method == METHOD_AUTO ? "no driver GPU list "
+	    "(proc/driver/nvidia/gpus)" : "not tried");
 	emit(p, "gpu_probe_disabled", NULL, NULL, 0);
+}
+
+static enum method
+parse_method(const struct cli *cli, const char *arg)
+{
+	enum method m;
+
+	for (m = METHOD_AUTO; m <= METHOD_OPEN; m++)
+		if (strcmp(arg, method_names[m]) == 0)
+			return m;
+	cli_usage_error(cli, "--method must be auto, nvidia-smi or open");
 }
 
 static void
@@ -413,6 +447,9 @@ parse_args(int argc, char **argv, struct probe *p)
 		{ "retry-interval", required_argument, NULL,
 		    OPT_RETRY_INTERVAL },
 		{ "window", required_argument, NULL, OPT_WINDOW },
+		{ "method", required_argument, NULL, OPT_METHOD },
+		{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
+		{ "dev-dir", required_argument, NULL, OPT_DEV_DIR },
 		{ 0 }
 	};
 	struct conf conf;
@@ -434,6 +471,12 @@ parse_args(int argc, char **argv, struct probe *p)
 		else if (c == OPT_WINDOW)
 			p->window = cli_uint(&cli, "--window", optarg, 0,
 			    864000);
+		else if (c == OPT_METHOD)
+			p->method = parse_method(&cli, optarg);
+		else if (c == OPT_PROC_ROOT)
+			p->proc_root = optarg;
+		else if (c == OPT_DEV_DIR)
+			p->dev_dir = optarg;
 		else
 			cli_bad_option(&cli, argv);
 	}
@@ -453,8 +496,8 @@ exit_code(const struct probe *p)
 		log_msg(LVL_ERROR, "write stdout failed", "{s:s}", "error",
 		    strerror(p->stop_errno));
 	if (p->stop == STOP_OS)
-		log_msg(LVL_ERROR, "cannot run nvidia-smi", "{s:s}", "error",
-		    strerror(p->stop_errno));
+		log_msg(LVL_ERROR, "cannot start a probe attempt", "{s:s}",
+		    "error", strerror(p->stop_errno));
 	if (p->stop == STOP_OS)
 		return EX_OSERR;
 	return p->stop == STOP_PEER || p->stop == STOP_OUTPUT ? EX_IOERR : 0;
@@ -464,14 +507,16 @@ int
 main(int argc, char **argv)
 {
 	struct probe p = {
-		.attempt_timeout = 30, .retry_interval = 15, .window = 600
+		.attempt_timeout = 30, .retry_interval = 15, .window = 600,
+		.proc_root = "/", .dev_dir = "/dev"
 	};
 	int code;
 
 	cli_start(PROG);
 	parse_args(argc, argv, &p);
 	sig_stop_install(true);
-	if (find_smi(&p) < 0)
+	choose_method(&p);
+	if (p.use == METHOD_AUTO)
 		probe_disabled(&p);
 	else
 		probe_run(&p);

@@ -32,6 +32,8 @@ on_path() {
 	run -0 --separate-stderr gpu-probe --help
 	assert_line --index 0 --partial "usage: gpu-probe"
 	assert_output --partial "--attempt-timeout S"
+	assert_output --partial "[--method auto|nvidia-smi|open]"
+	assert_output --partial "[--proc-root DIR] [--dev-dir DIR]"
 	[ -z "$stderr" ]
 }
 
@@ -57,7 +59,7 @@ on_path() {
 
 @test "a driver that answers: gpu_init_ok with the output, one attempt, stdin /dev/null" {
 	PATH=$(on_path ok) run -0 --separate-stderr gpu-probe
-	assert_output '{"event":"gpu_init_ok","output":"GPU 0: NVIDIA L40S-12Q (UUID: GPU-6b2a0c1e-8a5f-4d5e-9c1a-000000000001)"}'
+	assert_output '{"event":"gpu_init_ok","method":"nvidia-smi","output":"GPU 0: NVIDIA L40S-12Q (UUID: GPU-6b2a0c1e-8a5f-4d5e-9c1a-000000000001)"}'
 	[ "$(cat "$ST/args")" = "-L" ]
 	[ "$(cat "$ST/stdin")" = /dev/null ]
 	[ "$(wc -l <"$ST/attempts")" -eq 1 ]
@@ -66,14 +68,21 @@ on_path() {
 
 @test "--nvidia-smi names the program instead of PATH" {
 	run -0 --separate-stderr env PATH="$T/path" "$VFS_BIN/gpu-probe" --nvidia-smi "$(fake_smi ok)"
-	[[ $output == '{"event":"gpu_init_ok",'* ]]
+	[[ $output == '{"event":"gpu_init_ok","method":"nvidia-smi",'* ]]
 }
 
 @test "no nvidia-smi: warns that the probe is disabled, emits gpu_probe_disabled, exits 0" {
-	run -0 --separate-stderr env PATH="$T/path" "$VFS_BIN/gpu-probe"
+	# --proc-root: no driver GPU list either, whatever this machine has
+	# (auto would then open the device nodes: t/32-gpu-probe-open.bats).
+	run -0 --separate-stderr env PATH="$T/path" "$VFS_BIN/gpu-probe" \
+	    --proc-root "$T"
 	assert_output '{"event":"gpu_probe_disabled"}'
 	echo "$stderr" | jq -e 'select(.level == "warn") | .msg == "GPU init probe disabled; driver init success cannot be reported"'
-	run -0 --separate-stderr gpu-probe --nvidia-smi "$T/nope/nvidia-smi"
+	run -0 --separate-stderr gpu-probe --nvidia-smi "$T/nope/nvidia-smi" \
+	    --proc-root "$T"
+	assert_output '{"event":"gpu_probe_disabled"}'
+	run -0 --separate-stderr gpu-probe --method nvidia-smi \
+	    --nvidia-smi "$T/nope/nvidia-smi"
 	assert_output '{"event":"gpu_probe_disabled"}'
 }
 
@@ -83,10 +92,10 @@ on_path() {
 	[ $((SECONDS - start)) -ge 2 ]
 	local n=${#lines[@]}
 	[ "$n" -ge 3 ]
-	assert_line --index $((n - 1)) '{"event":"gpu_probe_gave_up"}'
+	assert_line --index $((n - 1)) '{"event":"gpu_probe_gave_up","method":"nvidia-smi"}'
 	local i
 	for ((i = 0; i < n - 1; i++)); do
-		assert_line --index $i '{"event":"gpu_probe_failed","error":"exit status 9: NVIDIA-SMI has failed because it couldn'"'"'t communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running."}'
+		assert_line --index $i '{"event":"gpu_probe_failed","method":"nvidia-smi","error":"exit status 9: NVIDIA-SMI has failed because it couldn'"'"'t communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running."}'
 	done
 	[ "$(wc -l <"$ST/attempts")" -eq $((n - 1)) ]
 	[ "$(echo "$stderr" | grep -c '"GPU init probe attempt failed"')" -eq $((n - 1)) ]
@@ -94,17 +103,17 @@ on_path() {
 
 @test "an attempt killed by a signal, or that cannot be executed, is a failed attempt" {
 	PATH=$(on_path crash) run -0 --separate-stderr gpu-probe --window 0
-	assert_line --index 0 '{"event":"gpu_probe_failed","error":"killed by signal 11: partial output"}'
+	assert_line --index 0 '{"event":"gpu_probe_failed","method":"nvidia-smi","error":"killed by signal 11: partial output"}'
 	PATH=$(on_path badinterp) run -0 --separate-stderr gpu-probe --window 0
-	[[ ${lines[0]} == '{"event":"gpu_probe_failed","error":"exit status 127: exec '*'No such file or directory"}' ]]
-	assert_line --index 1 '{"event":"gpu_probe_gave_up"}'
+	[[ ${lines[0]} == '{"event":"gpu_probe_failed","method":"nvidia-smi","error":"exit status 127: exec '*'No such file or directory"}' ]]
+	assert_line --index 1 '{"event":"gpu_probe_gave_up","method":"nvidia-smi"}'
 }
 
 @test "the window is checked after an attempt: --window 0 makes exactly one" {
 	PATH=$(on_path fail) run -0 --separate-stderr gpu-probe --window 0
 	[ "${#lines[@]}" -eq 2 ]
-	[[ ${lines[0]} == '{"event":"gpu_probe_failed","error":"exit status 9: '* ]]
-	assert_line --index 1 '{"event":"gpu_probe_gave_up"}'
+	[[ ${lines[0]} == '{"event":"gpu_probe_failed","method":"nvidia-smi","error":"exit status 9: '* ]]
+	assert_line --index 1 '{"event":"gpu_probe_gave_up","method":"nvidia-smi"}'
 }
 
 @test "a hung attempt is killed with its whole process group, reaped, and retried" {
@@ -112,8 +121,8 @@ on_path() {
 	SMI_OK_FROM=2 PATH=$(on_path hang) run -0 --separate-stderr \
 	    gpu-probe --attempt-timeout 1 --retry-interval 0
 	local took=$(($(ms_now) - start))
-	assert_line --index 0 '{"event":"gpu_probe_failed","error":"killed after 1s"}'
-	assert_line --index 1 --partial '{"event":"gpu_init_ok","output":"GPU 0: '
+	assert_line --index 0 '{"event":"gpu_probe_failed","method":"nvidia-smi","error":"killed after 1s"}'
+	assert_line --index 1 --partial '{"event":"gpu_init_ok","method":"nvidia-smi","output":"GPU 0: '
 	[ "${#lines[@]}" -eq 2 ]
 	[ "$(cat "$ST/count")" -eq 2 ]
 	# Killed after 1 s, not after the 1000 s the fake would sleep.
@@ -130,7 +139,7 @@ on_path() {
 	[ "$(cat "$ST/count")" -ge 3 ]
 	[ ! -e "$ST/overlap" ]
 	[ "$(echo "$output" | grep -c '"killed after 1s"')" -eq "$(cat "$ST/count")" ]
-	assert_line --index $(($(cat "$ST/count"))) '{"event":"gpu_probe_gave_up"}'
+	assert_line --index $(($(cat "$ST/count"))) '{"event":"gpu_probe_gave_up","method":"nvidia-smi"}'
 	local f
 	for f in "$ST"/*.pid; do
 		run ! is_alive "$(cat "$f")"
@@ -170,7 +179,7 @@ on_path() {
 	) 3>&- &
 	exec 6<"$T/stdout"
 	read -r line <&6
-	[[ $line == '{"event":"gpu_probe_failed",'* ]]
+	[[ $line == '{"event":"gpu_probe_failed","method":"nvidia-smi",'* ]]
 	sleep 0.3
 	local start took
 	start=$(ms_now)

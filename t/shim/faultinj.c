@@ -11,6 +11,16 @@
  *
  * fn is one of mkdir, open (also openat/creat), write, fsync (also
  * fdatasync), close, rename (also renameat/renameat2), unlink.
+ *
+ * An open can also hang, as one of /dev/nvidiaN does while the driver is
+ * stuck in RmInitAdapter (independent of the FAIL_ knobs):
+ *
+ *	DELAY_open=S	sleep S seconds (a fraction allowed) before every
+ *			open whose path contains DELAY_MATCH (default: all)
+ *	DELAY_LOG=FILE	append "PID path" as such a delay starts; first
+ *			"overlap PID" for every pid logged earlier (by
+ *			another process) that still exists, a zombie too:
+ *			it was not reaped before this one started
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -25,6 +35,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 static int
@@ -101,6 +112,63 @@ should_fail_fd(const char *fn, int *count, int fd)
 	return should_fail(fn, count, path);
 }
 
+/* Appends "overlap PID" to fd for each other pid in the log still there. */
+static void
+delay_overlaps(int fd)
+{
+	static char buf[65536];
+	char line[64], proc[32];
+	ssize_t n, len = 0;
+	long pid;
+	char *s, *end;
+
+	while (len < (ssize_t)sizeof(buf) - 1 &&
+	    (n = syscall(SYS_read, fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += n;
+	buf[len] = '\0';
+	for (s = buf; *s != '\0'; s = *end ? end + 1 : end) {
+		end = strchrnul(s, '\n');
+		pid = strtol(s, NULL, 10);
+		if (pid <= 0 || pid == getpid())
+			continue;
+		snprintf(proc, sizeof(proc), "/proc/%ld", pid);
+		if (syscall(SYS_faccessat, AT_FDCWD, proc, F_OK) != 0)
+			continue;
+		n = snprintf(line, sizeof(line), "overlap %ld\n", pid);
+		syscall(SYS_write, fd, line, (size_t)n);
+	}
+}
+
+/* DELAY_open: logs, then sleeps, before an open of a matching path. */
+static void
+maybe_delay(const char *path)
+{
+	const char *v = getenv("DELAY_open"), *match = getenv("DELAY_MATCH");
+	const char *log = getenv("DELAY_LOG");
+	char line[PATH_MAX + 32];
+	struct timespec ts;
+	double s;
+	int fd, n;
+
+	if (v == NULL || (match != NULL && (path == NULL ||
+	    strstr(path, match) == NULL)))
+		return;
+	if (log != NULL && (fd = (int)syscall(SYS_openat, AT_FDCWD, log,
+	    O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) >= 0) {
+		delay_overlaps(fd);
+		n = snprintf(line, sizeof(line), "%ld %s\n", (long)getpid(),
+		    path ? path : "-");
+		if (n > 0)
+			syscall(SYS_write, fd, line, (size_t)n);
+		syscall(SYS_close, fd);
+	}
+	s = strtod(v, NULL);
+	ts.tv_sec = (time_t)s;
+	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 #define REAL(type, name, args) \
 	static type (*real_##name) args; \
 	if (real_##name == NULL) \
@@ -144,6 +212,7 @@ open(const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode = open_mode(flags, ap);
 	va_end(ap);
+	maybe_delay(path);
 	if (should_fail("open", &c_open, path))
 		return -1;
 	return real_open(path, flags, mode);
@@ -159,6 +228,7 @@ open64(const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode = open_mode(flags, ap);
 	va_end(ap);
+	maybe_delay(path);
 	if (should_fail("open", &c_open, path))
 		return -1;
 	return real_open64(path, flags, mode);
@@ -174,6 +244,7 @@ openat(int dfd, const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode = open_mode(flags, ap);
 	va_end(ap);
+	maybe_delay(path);
 	if (should_fail("open", &c_open, path))
 		return -1;
 	return real_openat(dfd, path, flags, mode);
@@ -189,6 +260,7 @@ openat64(int dfd, const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode = open_mode(flags, ap);
 	va_end(ap);
+	maybe_delay(path);
 	if (should_fail("open", &c_open, path))
 		return -1;
 	return real_openat64(dfd, path, flags, mode);
@@ -198,6 +270,7 @@ int
 __open_2(const char *path, int flags)
 {
 	REAL(int, __open_2, (const char *, int));
+	maybe_delay(path);
 	if (should_fail("open", &c_open, path))
 		return -1;
 	return real___open_2(path, flags);
@@ -207,6 +280,7 @@ int
 __openat_2(int dfd, const char *path, int flags)
 {
 	REAL(int, __openat_2, (int, const char *, int));
+	maybe_delay(path);
 	if (should_fail("open", &c_open, path))
 		return -1;
 	return real___openat_2(dfd, path, flags);
