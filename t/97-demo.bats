@@ -76,6 +76,13 @@ wedged_vf() {
 	refute_output "\"$card\""
 }
 
+@test "vm-3's image has no nvidia-smi: it reaches ok through gpu-probe --method open" {
+	run -0 json 'select(.event == "gpu_init_ok") | [.method, (.output | test("^opened /.*/vm-3/dev/nvidia0 \\(0000:00:03.0\\)$"))]'
+	assert_output '["open",true]'
+	run -0 json 'select(.instance_id == "vm-3" and .check == "ok") | .instance_id'
+	assert_output '"vm-3"'
+}
+
 @test "resources-report counts the quarantined VF" {
 	run -0 json 'select(.quarantined_slots == 1) | [.total_slots, .allocatable_slots]'
 	assert_line '[16,14]'

@@ -4,7 +4,8 @@
 # Runs the real programs (bin/) on a fake sysfs tree with 2 NVIDIA L40S
 # cards x 8 vendor-VFIO VFs, a temporary data directory and configuration,
 # and simulated guests that run the real guest programs on recorded kernel
-# logs and an nvidia-smi stand-in, answering over Unix sockets (one VM
+# logs and an nvidia-smi stand-in (or, for one VM, a recorded driver GPU
+# list and device node), answering over Unix sockets (one VM
 # behind a socat hybrid-vsock proxy, as Firecracker and Cloud Hypervisor
 # expose vsock). The host runs `sentinel-poll | vfstore apply`.
 #
@@ -249,11 +250,15 @@ main() {
 	place vm-3 "unix:$D/vm-3/answer.sock"
 	[ "$(jq -r .card <<<"$PLACED")" != "$WEDGED_CARD" ] ||
 	    fail "vm-3 was placed on the card of the wedged VF"
-	boot_vm vm-3 healthy unix
-	say "vm-3 boots fine; gpu-probe reports OK and the sentinel sees it:"
+	boot_vm vm-3 healthy-open unix
+	say "vm-3 boots fine; its image has no nvidia-smi, so gpu-probe --method open" \
+	    "opens the GPU's /dev/nvidia0, reports OK, and the sentinel sees it:"
 	line=$(wait_apply ".instance_id == \"vm-3\" and .check == \"ok\"") ||
 	    fail "no ok check for vm-3"
 	jq -c '{check, vf_address, instance_id, cleared, rescinded}' <<<"$line"
+	cmd "jq -c 'select(.event == \"gpu_init_ok\")' $D/vm-3/events"
+	grep -q '"method":"open"' "$D/vm-3/events" ||
+	    fail "vm-3's probe did not use --method open"
 
 	step "5. Capacity: resources-report"
 	cmd "resources-report | jq -c '.gpu | {total_slots, used_slots, allocatable_slots, quarantined_slots}'"

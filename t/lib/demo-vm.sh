@@ -12,7 +12,10 @@
 #
 # MODE wedged: the VF the VM got is wedged, so the guest kernel logs the
 # RmInitAdapter failure and nvidia-smi cannot reach the driver. MODE
-# healthy: the driver initialises. Logs go to DIR/guest.log, the event
+# healthy: the driver initialises. MODE healthy-open: the same on an image
+# without nvidia-smi; gpu-probe --method open opens the GPU's node, found
+# in a recorded DIR/proc/driver/nvidia/gpus (a regular file DIR/dev/nvidia0
+# stands in for the node of a driver that initialised). Logs go to DIR/guest.log, the event
 # stream to DIR/events. Run it in its own session; the caller ends it by
 # killing the process group.
 set -u
@@ -48,8 +51,23 @@ write_nvidia_smi() {
 	chmod +x "$dir/nvidia-smi"
 }
 
+# write_driver_tree: the driver's GPU list and the GPU's node.
+write_driver_tree() {
+	local gpu=$dir/proc/driver/nvidia/gpus/0000:00:03.0
+	mkdir -p "$gpu" "$dir/dev"
+	printf '%s\n' 'Model: 		 NVIDIA L40S-12Q' 'IRQ:   		 45' \
+	    'Bus Location: 	 0000:00:03.0' 'Device Minor: 	 0' >"$gpu/information"
+	: >"$dir/dev/nvidia0"
+}
+
 write_kmsg >"$dir/kmsg"
-write_nvidia_smi
+if [ "$mode" = healthy-open ]; then
+	write_driver_tree
+	probe=(--method open --proc-root "$dir" --dev-dir "$dir/dev")
+else
+	write_nvidia_smi
+	probe=(--nvidia-smi "$dir/nvidia-smi")
+fi
 socat "UNIX-LISTEN:$dir/qmp.sock,fork" EXEC:cat 2>>"$dir/guest.log" &
 if [ "$transport" = hvsock ]; then
 	DEMO_GUEST_SOCK=$dir/answer.sock DEMO_GUEST_PORT=2222 \
@@ -58,8 +76,7 @@ if [ "$transport" = hvsock ]; then
 fi
 {
 	kmsg-watch --no-pci-check --kmsg "$dir/kmsg" &
-	gpu-probe --nvidia-smi "$dir/nvidia-smi" --retry-interval 1 \
-	    --window 3 &
+	gpu-probe "${probe[@]}" --retry-interval 1 --window 3 &
 	wait
 } 2>>"$dir/guest.log" | tee "$dir/events" |
     vsock-answer --events - --listen "unix:$dir/answer.sock" \
