@@ -154,7 +154,7 @@ teardown() {
 }
 
 @test "a read error reopens the input at its end, so nothing is reported twice" {
-	command -v strace >/dev/null || skip "strace not installed"
+	need_tool strace
 	python3 -c '
 for i in range(3000):
     print("6,%d,1,-;filler record %d padding padding padding" % (i, i))

@@ -9,7 +9,7 @@ setup() {
 }
 
 @test "pci_device_name agrees with lspci for listed, unlisted and odd IDs" {
-	command -v lspci >/dev/null || fail "lspci (pciutils) is not installed"
+	need_tool lspci
 	for id in "10de 26b9" "10de 20b0" "8086 1572" "1af4 1041" "abcd 0001" "ffff 0001"; do
 		set -- $id
 		rm -rf "$SYSFS"

@@ -68,7 +68,7 @@ random_host() {
 }
 
 @test "card names come from libpci" {
-	command -v lspci >/dev/null || skip "lspci (pciutils) not installed"
+	need_tool lspci
 	upstream_host
 	eval "$(lspci -A linux-sysfs -O sysfs.path="$SYSFS/sys/bus/pci" \
 	    -s $E3 -vmm | sed -n 's/^\(Vendor\|Device\):\t\(.*\)/\1="\2"/p')"
@@ -138,6 +138,7 @@ random_host() {
 }
 
 @test "the Prometheus output passes promtool, has no duplicate series and no timestamps" {
+	need_tool promtool
 	upstream_host
 	mk_vf "$SYSFS" $E3 0000:e3:00.7 0 '1170:NVIDIA "odd\ name-2Q'
 	claim 0000:e3:00.6 i-1
@@ -153,6 +154,7 @@ random_host() {
 }
 
 @test "node_exporter's textfile collector reads the --output file without a scrape error" {
+	need_tool prometheus-node-exporter
 	upstream_host
 	run -0 --separate-stderr report --format prometheus --output "$T/tf/vfsentinel-resources.prom"
 	[ -z "$output" ]
@@ -212,7 +214,7 @@ random_host() {
 }
 
 @test "the runit service refreshes the textfile in metrics.textfile_dir" {
-	command -v runsv >/dev/null || skip "runit not installed"
+	need_tool runsv
 	upstream_host
 	cp -R "$VFS_ROOT/sv/vfsentinel-resources" "$T/svc"
 	printf 'data_dir = %s\nsysfs_root = %s\nmetrics.textfile_dir = %s # here\n' \

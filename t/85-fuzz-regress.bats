@@ -25,6 +25,7 @@ replay() {
 	[ -x "$bin" ] || fail "no replay binary $bin (make test-aids)"
 	[ "$n" -gt 0 ] || fail "no committed inputs for $name"
 	if [ -n "${VFS_VALGRIND:-}" ]; then
+		need_tool valgrind
 		run -0 valgrind -q --error-exitcode=99 --leak-check=full \
 			--errors-for-leak-kinds=definite,indirect "$bin" "${dirs[@]}"
 	else

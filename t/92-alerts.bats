@@ -7,7 +7,7 @@ load helpers
 setup() {
 	vfs_setup
 	PROMTOOL=$VFS_TOOLS/promtool
-	[ -x "$PROMTOOL" ] || skip "promtool missing: run tools/deps.sh as root"
+	need_tool promtool
 }
 
 teardown() {
@@ -104,7 +104,7 @@ scrape() {
 
 @test "node_exporter serves both textfiles together without errors" {
 	local ne=$VFS_TOOLS/prometheus-node-exporter port
-	[ -x "$ne" ] || skip "node_exporter missing: run tools/deps.sh as root"
+	need_tool prometheus-node-exporter
 	write_textfiles "$T/tf"
 	port=$((20000 + RANDOM % 20000))
 	"$ne" --web.listen-address="127.0.0.1:$port" \

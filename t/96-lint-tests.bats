@@ -73,3 +73,19 @@ flags_exactly() {
 	run -2 --separate-stderr lint --bogus
 	[[ $stderr == 'usage: lint-tests.py [--root DIR] [FILE...]' ]]
 }
+
+@test "need_tool: present tools let a test run; a missing one skips it, named" {
+	run -0 bats --tap t/fixtures/lint/need-tool.bats
+	assert_line 'ok 1 present tools run'
+	assert_line 'ok 2 a missing tool skips # skip no-such-tool-lint missing (make deps installs it)'
+	assert_line 'ok 3 promtool is looked for in VFS_TOOLS # skip promtool missing (make deps installs it)'
+}
+
+@test "without promtool and node_exporter their tests skip, never fail with 127" {
+	VFS_TOOLS=$T/none run -0 bats --tap -f 'promtool|node_exporter' \
+	    t/55-resources-report.bats t/92-alerts.bats
+	refute_output --partial 'not ok'
+	refute_output --partial 'command not found'
+	assert_line --regexp '^ok [0-9]+ the Prometheus output passes promtool.* # skip promtool missing'
+	assert_line --regexp "^ok [0-9]+ node_exporter's textfile collector .* # skip prometheus-node-exporter missing"
+}

@@ -123,3 +123,17 @@ wait_for() {
 	done
 	return 1
 }
+
+# need_tool NAME...: skips the test ("NAME missing") unless each NAME is
+# there: promtool and prometheus-node-exporter in $VFS_TOOLS, any other
+# on PATH. `make check` installs them all (tools/deps.sh); call it first in
+# every test, or setup(), that runs a tool the suite does not build.
+need_tool() {
+	local t
+	for t; do
+		case $t in
+		promtool | prometheus-node-exporter) [ -x "$VFS_TOOLS/$t" ] ;;
+		*) command -v "$t" >/dev/null ;;
+		esac || skip "$t missing (make deps installs it)"
+	done
+}
