@@ -109,21 +109,14 @@ struct tail {
 	struct logtail lt;
 };
 
-/* A target skipped because its VMM is not alive, warned about once. */
-struct skipped {
-	char *key;			/* owned: instance, VF, claim time */
-	bool seen;			/* skipped again in this scan */
-};
-
 struct poller {
 	struct conf conf;
-	unsigned lock_timeout;
 	unsigned interval;
 	unsigned timeout;
 	unsigned concurrency;
 	bool once;
 	bool log_source;
-	const char *targets_path;	/* NULL: the ledger; "-": stdin */
+	struct targets_source source;	/* path NULL: the ledger; "-": stdin */
 	const char *proc_root;		/* PROC is PROC_ROOT/proc */
 	struct targets stdin_targets;	/* --targets -, read once */
 	struct check *slots;		/* owned, concurrency of them */
@@ -135,8 +128,7 @@ struct poller {
 	size_t ntails;
 	char *logbuf;			/* owned, LOGTAIL_LINE_MAX + 1 */
 	bool out_failed;		/* stdout broke: exit 74 */
-	struct skipped *skipped;	/* owned */
-	size_t nskipped;
+	struct target_marks skipped;	/* VMM not alive, warned about */
 	bool table_warned;		/* PROC/net/unix unreadable, said once */
 	size_t listed, polled;		/* targets of the last scan */
 };
@@ -158,57 +150,12 @@ target_has_transport(const struct poller *p, const struct target *t)
 }
 
 /*
- * Marks t skipped in this scan; true the first time in a row (the
- * warning), false while it stays skipped scan after scan.
- */
-static bool
-skipped_mark(struct poller *p, const struct target *t)
-{
-	struct skipped *sk;
-	char *key;
-	size_t i;
-
-	if (asprintf(&key, "%s\n%s\n%s", t->instance_id, t->vf,
-	    t->claimed_at) == -1)
-		die(EX_OSERR, "out of memory", NULL);
-	for (i = 0; i < p->nskipped; i++) {
-		if (strcmp(p->skipped[i].key, key) == 0) {
-			p->skipped[i].seen = true;
-			free(key);
-			return false;
-		}
-	}
-	sk = reallocarray(p->skipped, p->nskipped + 1, sizeof(*sk));
-	if (sk == NULL)
-		die(EX_OSERR, "out of memory", NULL);
-	p->skipped = sk;
-	p->skipped[p->nskipped].key = key;
-	p->skipped[p->nskipped++].seen = true;
-	return true;
-}
-
-/* Forgets the targets not skipped in this scan (polled, or unlisted). */
-static void
-skipped_sweep(struct poller *p)
-{
-	size_t i = 0;
-
-	while (i < p->nskipped) {
-		if (p->skipped[i].seen) {
-			p->skipped[i++].seen = false;
-			continue;
-		}
-		free(p->skipped[i].key);
-		p->skipped[i] = p->skipped[--p->nskipped];
-	}
-}
-
-/*
  * The VMM liveness gate (SPEC 4.4): only a target whose VMM is alive is
  * polled. A stopped or killed VM can keep a stale claim, a VMM killed
  * with SIGKILL leaves its socket file behind, and the dead VM's vsock
  * CID may since belong to an unrelated guest, whose answer would be
- * charged to the old VF. Skips warn once per target, then debug.
+ * charged to the old VF. Skips warn once per target (p->skipped holds
+ * those skipped in a row), then debug.
  */
 static bool
 vmm_alive(struct poller *p, const struct vmm_listeners *l,
@@ -216,7 +163,7 @@ vmm_alive(struct poller *p, const struct vmm_listeners *l,
 {
 	const char *cs = t->control_socket, *why;
 	enum vmm_state st;
-	int err;
+	int err, first;
 
 	if (cs == NULL || cs[0] == '\0') {
 		log_msg(LVL_DEBUG, "skipping target without a control socket",
@@ -227,7 +174,9 @@ vmm_alive(struct poller *p, const struct vmm_listeners *l,
 	err = errno;
 	if (st == VMM_ALIVE)
 		return true;
-	log_msg(skipped_mark(p, t) ? LVL_WARN : LVL_DEBUG,
+	if ((first = target_marks_set(&p->skipped, t)) == -1)
+		die(EX_OSERR, "out of memory", NULL);
+	log_msg(first ? LVL_WARN : LVL_DEBUG,
 	    "skipping target: VMM not alive",
 	    "{s:s, s:s, s:s, s:s, s:s, s:s*}", "vf", t->vf, "instance_id",
 	    t->instance_id, "control_socket", cs, "vmm",
@@ -253,150 +202,40 @@ load_listeners(struct poller *p, struct vmm_listeners *l)
 	p->table_warned = true;
 }
 
-/* The claims ledger, under a shared lock. 0, or -1 with why set. */
-static int
-targets_from_ledger(const struct poller *p, struct targets *ts, char *why,
-    size_t whylen)
-{
-	struct store s;
-	struct claims c = { 0 };
-	int rc = -1;
-
-	if (store_init(&s, p->conf.data_dir) == -1) {
-		snprintf(why, whylen, "data dir: %s", strerror(errno));
-		return -1;
-	}
-	if (store_lock(&s, false, p->lock_timeout) == -1) {
-		snprintf(why, whylen, "%s", s.why);
-		return -1;
-	}
-	if (claims_load(&s, &c) == -1) {
-		cli_die_nomem(&s);
-		snprintf(why, whylen, "%s", s.why);
-	}
-	else if (targets_from_claims(&c, ts) == -1)
-		snprintf(why, whylen, "%s", strerror(errno));
-	else
-		rc = 0;
-	claims_free(&c);
-	store_unlock(&s);
-	return rc;
-}
-
+/* A skipped --targets line (targets_bad_fn): a warning. */
 static void
-bad_line(unsigned long lineno, const char *why, bool quiet)
+bad_line(void *arg, unsigned long lineno, const char *why)
 {
-	if (!quiet)
+	(void)arg;
+	if (why == NULL)
+		log_msg(LVL_WARN, "skipping over-long target line", "{s:I}",
+		    "line", (json_int_t)lineno);
+	else
 		log_msg(LVL_WARN, "skipping bad target line", "{s:I, s:s}",
 		    "line", (json_int_t)lineno, "error", why);
 }
 
-/* One --targets line; a bad one is logged and skipped. 0 or -1/ENOMEM. */
-static int
-target_line(struct targets *ts, const char *line, size_t len,
-    unsigned long lineno, bool quiet)
-{
-	const char *why;
-	int rc;
-
-	if ((rc = targets_parse_line(ts, line, len, &why)) == 0)
-		bad_line(lineno, why, quiet);
-	return rc < 0 ? -1 : 0;
-}
-
-/* Reads target lines from fd to its end; quiet: no warnings (a
- * re-read). 0, or -1 with why set. */
-static int
-targets_read_fd(int fd, struct targets *ts, bool quiet, char *why,
-    size_t whylen)
-{
-	struct jsonl_reader r;
-	enum jsonl_status st;
-	char *line;
-	size_t len;
-	int rc = -1;
-
-	if (jsonl_reader_init(&r, fd) == -1) {
-		snprintf(why, whylen, "%s", strerror(errno));
-		return -1;
-	}
-	for (;;) {
-		st = jsonl_next(&r, &line, &len);
-		if (st == JSONL_END)
-			break;
-		if (st == JSONL_TOO_LONG && !quiet)
-			log_msg(LVL_WARN, "skipping over-long target line",
-			    "{s:I}", "line", (json_int_t)r.lineno);
-		if (st == JSONL_LINE && target_line(ts, line, len,
-		    r.lineno, quiet) == -1)
-			goto fail;
-		if (st == JSONL_NEED && jsonl_fill(&r) == -1)
-			goto fail;
-	}
-	rc = 0;
-	goto out;
-fail:
-	snprintf(why, whylen, "read targets: %s", strerror(errno));
-out:
-	jsonl_reader_release(&r);
-	return rc;
-}
-
-static int
-targets_from_file(const char *path, struct targets *ts, bool quiet,
-    char *why, size_t whylen)
-{
-	int fd, rc;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		snprintf(why, whylen, "open %s: %s", path, strerror(errno));
-		return -1;
-	}
-	rc = targets_read_fd(fd, ts, quiet, why, whylen);
-	close(fd);
-	return rc;
-}
-
-/* Copies the stdin list read at start. */
-static int
-targets_copy(const struct targets *src, struct targets *ts, char *why,
-    size_t whylen)
-{
-	if (targets_append_all(ts, src) == -1) {
-		snprintf(why, whylen, "%s", strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-/* Every target listed for this scan, before any filter. */
-static int
-targets_all(const struct poller *p, struct targets *all, bool quiet,
-    char *why, size_t whylen)
-{
-	if (p->targets_path == NULL)
-		return targets_from_ledger(p, all, why, whylen);
-	if (strcmp(p->targets_path, "-") == 0)
-		return targets_copy(&p->stdin_targets, all, why, whylen);
-	return targets_from_file(p->targets_path, all, quiet, why, whylen);
-}
-
 /*
- * Lists the targets: those with an endpoint (or a console log, for the
- * log source) and, with gate (a scan), whose VMM is alive. The re-read
- * that confirms an assignment has no gate: it only compares the VF and
- * claim time, and must not probe a VMM a second time.
+ * Lists the targets (targets.h): those with an endpoint (or a console
+ * log, for the log source) and, with gate (a scan), whose VMM is alive.
+ * The re-read that confirms an assignment has no gate: it only compares
+ * the VF and claim time, and must not probe a VMM a second time. quiet:
+ * bad --targets lines are not warned about again. A ledger that does not
+ * fit in memory is fatal (71).
  */
 static int
-targets_list(struct poller *p, struct targets *ts, bool quiet, bool gate,
-    char *why, size_t whylen)
+scan_targets(struct poller *p, struct targets *ts, bool quiet, bool gate,
+    struct targets_why *why)
 {
 	struct targets all = { 0 };
 	struct vmm_listeners l = { 0 };
 	int rc;
 	size_t i;
 
-	rc = targets_all(p, &all, quiet, why, whylen);
+	rc = targets_list(&p->source, &all, quiet ? NULL : bad_line, NULL,
+	    why);
+	if (rc == -1 && why->nomem)
+		die(EX_OSERR, "out of memory", "{s:s}", "error", why->text);
 	if (rc == 0 && gate)
 		load_listeners(p, &l);
 	for (i = 0; rc == 0 && i < all.n; i++) {
@@ -404,12 +243,13 @@ targets_list(struct poller *p, struct targets *ts, bool quiet, bool gate,
 		    (gate && !vmm_alive(p, &l, &all.v[i])))
 			continue;
 		if (targets_add(ts, &all.v[i]) == -1) {
-			snprintf(why, whylen, "%s", strerror(errno));
+			snprintf(why->text, sizeof(why->text), "%s",
+			    strerror(errno));
 			rc = -1;
 		}
 	}
 	if (rc == 0 && gate) {
-		skipped_sweep(p);
+		target_marks_sweep(&p->skipped);
 		p->listed = all.n;
 		p->polled = ts->n;
 	}
@@ -525,15 +365,15 @@ static void
 flush_pending(struct poller *p)
 {
 	struct targets now = { 0 };
-	char why[1100];
+	struct targets_why why;
 	bool listed;
 	size_t i;
 
 	if (p->npend == 0)
 		return;
-	listed = targets_list(p, &now, true, false, why, sizeof(why)) == 0;
+	listed = scan_targets(p, &now, true, false, &why) == 0;
 	for (i = 0; i < p->npend; i++) {
-		confirm(p, &p->pend[i], listed ? &now : NULL, why);
+		confirm(p, &p->pend[i], listed ? &now : NULL, why.text);
 		free(p->pend[i].nvrm);
 	}
 	p->npend = 0;
@@ -911,12 +751,12 @@ scan(struct poller *p)
 {
 	struct targets ts = { 0 };
 	long long start = io_now_ms();
-	char why[1100];
+	struct targets_why why;
 
-	if (targets_list(p, &ts, false, true, why, sizeof(why)) == -1) {
+	if (scan_targets(p, &ts, false, true, &why) == -1) {
 		log_msg(LVL_WARN, "vGPU sentinel failed to list instances",
-		    "{s:s}", "error", why);
-		emit_list_error(p, why);
+		    "{s:s}", "error", why.text);
+		emit_list_error(p, why.text);
 	} else if (p->log_source)
 		log_scan(p, &ts);
 	else
@@ -1006,7 +846,7 @@ parse_args(int argc, char **argv, struct poller *p)
 			    3600);
 			break;
 		case OPT_TARGETS:
-			p->targets_path = optarg;
+			p->source.path = optarg;
 			break;
 		case OPT_SOURCE:
 			parse_source(&cli, p, optarg);
@@ -1021,7 +861,9 @@ parse_args(int argc, char **argv, struct poller *p)
 	if (optind < argc)
 		cli_usage_error(&cli, "unexpected argument");
 	cli_finish(&cli, &p->conf);
-	p->lock_timeout = cli.lock_timeout;
+	p->source.lock_timeout = cli.lock_timeout;
+	p->source.data_dir = p->conf.data_dir;
+	p->source.stdin_list = &p->stdin_targets;
 }
 
 /* Options override the configuration; 0 means "not given". */
@@ -1079,7 +921,7 @@ fit_fd_limit(struct poller *p)
 static void
 poller_alloc(struct poller *p)
 {
-	char why[1100];
+	struct targets_why why;
 	size_t i;
 
 	fit_fd_limit(p);
@@ -1091,11 +933,11 @@ poller_alloc(struct poller *p)
 		die(EX_OSERR, "out of memory", NULL);
 	for (i = 0; i < p->concurrency; i++)
 		p->slots[i].gc.fd = -1;
-	if (p->targets_path != NULL && strcmp(p->targets_path, "-") == 0 &&
-	    targets_read_fd(STDIN_FILENO, &p->stdin_targets, false, why,
-	    sizeof(why)) == -1)
+	if (p->source.path != NULL && strcmp(p->source.path, "-") == 0 &&
+	    targets_read_fd(STDIN_FILENO, &p->stdin_targets, bad_line, NULL,
+	    &why) == -1)
 		log_msg(LVL_WARN, "cannot read targets from stdin", "{s:s}",
-		    "error", why);
+		    "error", why.text);
 }
 
 static void
@@ -1109,9 +951,7 @@ poller_release(struct poller *p)
 		tail_free(&p->tails[i]);
 	for (i = 0; i < p->npend; i++)
 		free(p->pend[i].nvrm);
-	for (i = 0; i < p->nskipped; i++)
-		free(p->skipped[i].key);
-	free(p->skipped);
+	target_marks_release(&p->skipped);
 	free(p->tails);
 	free(p->pend);
 	free(p->slots);

@@ -1,9 +1,14 @@
 /*
  * targets.c - the guests sentinel-poll checks: copied from the claims
- * ledger or parsed from --targets lines.
+ * ledger or parsed from --targets lines; the marks kept between scans.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "jsonl.h"
 #include "store.h"
@@ -135,4 +140,204 @@ targets_parse_line(struct targets *ts, const char *line, size_t len,
 	}
 	json_decref(o);
 	return rc;
+}
+
+/* --- listing ------------------------------------------------------------ */
+
+/* Sets why's text; a reason longer than the buffer is cut, on purpose. */
+static void
+why_set(struct targets_why *why, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(why->text, sizeof(why->text), fmt, ap);
+	va_end(ap);
+}
+
+/* why's text is errno's message, with prefix; keeps errno. */
+static int
+why_errno(struct targets_why *why, const char *prefix)
+{
+	int err = errno;
+
+	why_set(why, "%s%s", prefix, strerror(err));
+	errno = err;
+	return -1;
+}
+
+/* The ledger's claims, then released; s is locked. 0 or -1, why set. */
+static int
+ledger_claims(struct store *s, struct targets *ts, struct targets_why *why)
+{
+	struct claims c = { 0 };
+	int rc = 0, err;
+
+	if (claims_load(s, &c) == -1) {
+		err = errno;
+		why->nomem = s->nomem;
+		why_set(why, "%s", s->why);
+		errno = err;
+		rc = -1;
+	} else if (targets_from_claims(&c, ts) == -1) {
+		rc = why_errno(why, "");
+	}
+	err = errno;
+	claims_free(&c);
+	errno = err;
+	return rc;
+}
+
+int
+targets_from_ledger(const char *data_dir, unsigned lock_timeout,
+    struct targets *ts, struct targets_why *why)
+{
+	struct store s;
+	int rc, err;
+
+	why->nomem = false;
+	if (store_init(&s, data_dir) == -1)
+		return why_errno(why, "data dir: ");
+	if (store_lock(&s, false, lock_timeout) == -1) {
+		err = errno;
+		why_set(why, "%s", s.why);
+		errno = err;
+		return -1;
+	}
+	rc = ledger_claims(&s, ts, why);
+	err = errno;
+	store_unlock(&s);
+	errno = err;
+	return rc;
+}
+
+/* One line of r: appended, skipped and told to bad, or -1/ENOMEM. */
+static int
+read_line(struct targets *ts, const char *line, size_t len,
+    unsigned long lineno, targets_bad_fn *bad, void *arg)
+{
+	const char *why;
+	int rc;
+
+	if ((rc = targets_parse_line(ts, line, len, &why)) == 0 &&
+	    bad != NULL)
+		bad(arg, lineno, why);
+	return rc < 0 ? -1 : 0;
+}
+
+int
+targets_read_fd(int fd, struct targets *ts, targets_bad_fn *bad,
+    void *arg, struct targets_why *why)
+{
+	struct jsonl_reader r;
+	enum jsonl_status st;
+	char *line;
+	size_t len;
+	int rc = 0;
+
+	why->nomem = false;
+	if (jsonl_reader_init(&r, fd) == -1)
+		return why_errno(why, "");
+	while (rc == 0 && (st = jsonl_next(&r, &line, &len)) != JSONL_END) {
+		if (st == JSONL_TOO_LONG && bad != NULL)
+			bad(arg, r.lineno, NULL);
+		if ((st == JSONL_LINE && read_line(ts, line, len, r.lineno,
+		    bad, arg) == -1) || (st == JSONL_NEED &&
+		    jsonl_fill(&r) == -1))
+			rc = why_errno(why, "read targets: ");
+	}
+	jsonl_reader_release(&r);
+	return rc;
+}
+
+int
+targets_from_file(const char *path, struct targets *ts,
+    targets_bad_fn *bad, void *arg, struct targets_why *why)
+{
+	int fd, rc, err;
+
+	why->nomem = false;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		err = errno;
+		why_set(why, "open %s: %s", path, strerror(err));
+		errno = err;
+		return -1;
+	}
+	rc = targets_read_fd(fd, ts, bad, arg, why);
+	err = errno;
+	close(fd);
+	errno = err;
+	return rc;
+}
+
+int
+targets_list(const struct targets_source *src, struct targets *ts,
+    targets_bad_fn *bad, void *arg, struct targets_why *why)
+{
+	why->nomem = false;
+	if (src->path == NULL)
+		return targets_from_ledger(src->data_dir, src->lock_timeout,
+		    ts, why);
+	if (strcmp(src->path, "-") != 0)
+		return targets_from_file(src->path, ts, bad, arg, why);
+	if (src->stdin_list != NULL &&
+	    targets_append_all(ts, src->stdin_list) == -1)
+		return why_errno(why, "");
+	return 0;
+}
+
+/* --- marks -------------------------------------------------------------- */
+
+int
+target_marks_set(struct target_marks *m, const struct target *t)
+{
+	struct target_mark *v;
+	char *key;
+	size_t i;
+
+	if (asprintf(&key, "%s\n%s\n%s", t->instance_id, t->vf,
+	    t->claimed_at) == -1)
+		return -1;
+	for (i = 0; i < m->n; i++) {
+		if (strcmp(m->v[i].key, key) == 0) {
+			m->v[i].seen = true;
+			free(key);
+			return 0;
+		}
+	}
+	if ((v = reallocarray(m->v, m->n + 1, sizeof(*v))) == NULL) {
+		free(key);
+		return -1;
+	}
+	m->v = v;
+	m->v[m->n].key = key;
+	m->v[m->n++].seen = true;
+	return 1;
+}
+
+void
+target_marks_sweep(struct target_marks *m)
+{
+	size_t i = 0;
+
+	while (i < m->n) {
+		if (m->v[i].seen) {
+			m->v[i++].seen = false;
+			continue;
+		}
+		free(m->v[i].key);
+		m->v[i] = m->v[--m->n];
+	}
+}
+
+void
+target_marks_release(struct target_marks *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		free(m->v[i].key);
+	free(m->v);
+	m->v = NULL;
+	m->n = 0;
 }

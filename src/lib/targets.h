@@ -3,10 +3,18 @@
  * ledger (store.h) or parsed from --targets lines, one JSON object each:
  * {"vf_address", "instance_id", "claimed_at", "vsock", "control_socket",
  * "app_log"}.
+ *
+ * Ownership: a struct targets owns its array and every string of its
+ * targets (deep copies); targets_free() releases them. Pointers into a
+ * list are borrowed until the list changes. Nothing here prints: a
+ * listing that fails returns -1 with errno and its reason in a struct
+ * targets_why, and a skipped --targets line is told to the caller's
+ * targets_bad_fn, which logs it.
  */
 #ifndef VFS_TARGETS_H
 #define VFS_TARGETS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "store.h"
@@ -50,5 +58,80 @@ int targets_from_claims(const struct claims *c, struct targets *ts);
  */
 int targets_parse_line(struct targets *ts, const char *line, size_t len,
     const char **why);
+
+/* --- listing ------------------------------------------------------------ */
+
+#define TARGETS_WHY_MAX 1100	/* a reason: a path, a store reason, errno */
+
+/* Why a listing failed. */
+struct targets_why {
+	char text[TARGETS_WHY_MAX];	/* truncated if longer */
+	bool nomem;			/* the ledger did not fit in memory
+					 * (store.h nomem): fatal, not a
+					 * list error */
+};
+
+/* A skipped --targets line: why is NULL for one over the line limit. */
+typedef void targets_bad_fn(void *arg, unsigned long lineno, const char *why);
+
+/* Where a scan's targets come from. Every pointer is borrowed. */
+struct targets_source {
+	const char *path;		/* NULL: the ledger; "-": stdin_list */
+	const char *data_dir;		/* the ledger's data directory */
+	unsigned lock_timeout;		/* seconds for the shared lock */
+	const struct targets *stdin_list; /* --targets -, read once */
+};
+
+/*
+ * Appends the claims of the ledger in data_dir, read under a shared lock.
+ * 0, or -1 with errno and why set.
+ */
+int targets_from_ledger(const char *data_dir, unsigned lock_timeout,
+    struct targets *ts, struct targets_why *why);
+
+/*
+ * Appends the --targets lines read from fd to its end; a bad or over-long
+ * line is skipped and told to bad (NULL: quiet). 0, or -1 with errno and
+ * why set (a read error, ENOMEM).
+ */
+int targets_read_fd(int fd, struct targets *ts, targets_bad_fn *bad,
+    void *arg, struct targets_why *why);
+
+/* targets_read_fd() of the file at path. 0, or -1 with errno and why. */
+int targets_from_file(const char *path, struct targets *ts,
+    targets_bad_fn *bad, void *arg, struct targets_why *why);
+
+/*
+ * Appends every target of src, before any filter: the ledger, a copy of
+ * the stdin list, or the file (bad as for targets_read_fd()). 0, or -1
+ * with errno and why set.
+ */
+int targets_list(const struct targets_source *src, struct targets *ts,
+    targets_bad_fn *bad, void *arg, struct targets_why *why);
+
+/* --- marks -------------------------------------------------------------- */
+
+/*
+ * A set of assignments (instance, VF, claim time) kept from scan to scan,
+ * e.g. the targets already warned about. Owns its keys.
+ */
+struct target_mark {
+	char *key;			/* owned */
+	bool seen;			/* marked since the last sweep */
+};
+
+struct target_marks {
+	struct target_mark *v;		/* owned */
+	size_t n;
+};
+
+/* Marks t's assignment: 1 if new to the set, 0 if in it, -1/ENOMEM. */
+int target_marks_set(struct target_marks *m, const struct target *t);
+
+/* Forgets the assignments not marked since the last sweep. */
+void target_marks_sweep(struct target_marks *m);
+
+/* Frees every key and empties m. */
+void target_marks_release(struct target_marks *m);
 
 #endif

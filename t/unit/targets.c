@@ -3,9 +3,13 @@
  * (required fields, defaults, bad lines with their reason), lookup, and
  * copies from the claims ledger.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "jsonl.h"
 #include "store.h"
 #include "targets.h"
 #include "tap.h"
@@ -87,10 +91,139 @@ test_copies(void)
 	targets_free(&copy);
 }
 
+static unsigned long bad_lines[4];
+static int nbad, nlong;
+
+static void
+count_bad(void *arg, unsigned long lineno, const char *why)
+{
+	(void)arg;
+	if (why == NULL)
+		nlong++;
+	else if (nbad < 4)
+		bad_lines[nbad++] = lineno;
+}
+
+/* A temporary file holding text; its path in buf. */
+static void
+write_file(char *buf, const char *text)
+{
+	FILE *f;
+	int fd;
+
+	strcpy(buf, "/tmp/unit-targets-XXXXXX");
+	fd = mkstemp(buf);
+	f = fdopen(fd, "w");
+	fputs(text, f);
+	fclose(f);
+}
+
+static void
+test_files(void)
+{
+	struct targets ts = { 0 }, in = { 0 };
+	struct targets_source src = { 0 };
+	struct targets_why why;
+	char path[64];
+
+	write_file(path, "{\"vf_address\":\"0000:e3:00.4\",\"instance_id\":"
+	    "\"i-1\"}\nnot json\n\n{\"vf_address\":\"0000:e3:00.5\","
+	    "\"instance_id\":\"i-2\"}\n[1]\n");
+	ok(targets_from_file(path, &ts, count_bad, NULL, &why) == 0 &&
+	    ts.n == 2, "a file's good lines are appended");
+	ok(nbad == 3 && bad_lines[0] == 2 && bad_lines[1] == 3 &&
+	    bad_lines[2] == 5 && nlong == 0,
+	    "its bad lines (an empty one too) are told with their numbers");
+	targets_free(&ts);
+	nbad = 0;
+	src.path = path;
+	ok(targets_list(&src, &ts, NULL, NULL, &why) == 0 && ts.n == 2 &&
+	    nbad == 0, "targets_list reads the file; no callback, quiet");
+	targets_free(&ts);
+	unlink(path);
+	errno = 0;
+	ok(targets_from_file(path, &ts, count_bad, NULL, &why) == -1 &&
+	    errno == ENOENT && !why.nomem && strncmp(why.text, "open /tmp/",
+	    10) == 0 && strstr(why.text, strerror(ENOENT)) != NULL,
+	    "a missing file: -1/ENOENT, the path and error in why");
+	ok(parse(&in, "{\"vf_address\":\"0000:e3:00.6\",\"instance_id\":"
+	    "\"i-3\"}", &(const char *){ NULL }) == 1, "a stdin list");
+	src.path = "-";
+	src.stdin_list = &in;
+	ok(targets_list(&src, &ts, NULL, NULL, &why) == 0 && ts.n == 1 &&
+	    ts.v[0].instance_id != in.v[0].instance_id,
+	    "targets_list \"-\" deep-copies the stdin list");
+	targets_free(&ts);
+	targets_free(&in);
+}
+
+static void
+test_long_line(void)
+{
+	struct targets ts = { 0 };
+	struct targets_why why;
+	char path[64], *text;
+	size_t n = JSONL_MAX + 1;
+
+	text = malloc(n + 64);
+	memset(text, 'x', n);
+	strcpy(text + n, "\n{\"vf_address\":\"0000:e3:00.4\",\"instance_id\":"
+	    "\"i-1\"}\n");
+	write_file(path, text);
+	free(text);
+	nlong = nbad = 0;
+	ok(targets_from_file(path, &ts, count_bad, NULL, &why) == 0 &&
+	    ts.n == 1 && nlong == 1 && nbad == 0,
+	    "an over-long line is skipped and told with why NULL");
+	unlink(path);
+	targets_free(&ts);
+}
+
+static void
+test_ledger(void)
+{
+	struct targets ts = { 0 };
+	struct targets_source src = { 0 };
+	struct targets_why why;
+
+	src.data_dir = "/nonexistent/unit-targets";
+	ok(targets_list(&src, &ts, NULL, NULL, &why) == -1 && ts.n == 0 &&
+	    !why.nomem && why.text[0] != '\0',
+	    "a ledger without DATA_DIR/gpu: -1 with a reason, not nomem");
+}
+
+static void
+test_marks(void)
+{
+	struct target_marks m = { 0 };
+	struct target a = { "0000:e3:00.4", "i-1", "t1", NULL, NULL, NULL };
+	struct target b = { "0000:e3:00.4", "i-1", "t2", NULL, NULL, NULL };
+
+	ok(target_marks_set(&m, &a) == 1 && m.n == 1, "a new mark: 1");
+	ok(target_marks_set(&m, &a) == 0 && m.n == 1, "marked again: 0");
+	ok(target_marks_set(&m, &b) == 1 && m.n == 2,
+	    "another claim time is another assignment");
+	target_marks_sweep(&m);
+	ok(m.n == 2, "a sweep keeps what was marked since the last one");
+	ok(target_marks_set(&m, &a) == 0, "a kept mark is not new");
+	target_marks_sweep(&m);
+	ok(m.n == 1 && strstr(m.v[0].key, "t1") != NULL,
+	    "the next sweep forgets what was not marked again");
+	target_marks_sweep(&m);
+	ok(m.n == 0 && target_marks_set(&m, &a) == 1,
+	    "once forgotten, a mark is new again");
+	target_marks_release(&m);
+	ok(m.n == 0 && m.v == NULL, "target_marks_release empties the set");
+}
+
 int
 main(void)
 {
 	test_lines();
 	test_copies();
+	test_files();
+	test_long_line();
+	test_ledger();
+	test_marks();
 	return done_testing();
 }
