@@ -4,8 +4,8 @@
  *
  * Commands: report-failure, report-success, apply (a stream of check
  * lines from sentinel-poll on stdin), show, quarantine, clear, claims,
- * release, check, init, edit. Output: one compact JSON object per line on stdout;
- * logs: JSON lines on stderr.
+ * release, check, init, edit. Output: one compact JSON object per line
+ * on stdout; logs: JSON lines on stderr.
  *
  * Every mutation takes the exclusive lock, loads the files (strictly: a
  * broken file is never overwritten), changes them and saves them with
@@ -74,7 +74,7 @@ enum {
 	OPT_DECONFIGURE,
 	OPT_PROC_ROOT,
 	OPT_FORCE,
-	OPT_OPERAND		/* no option: a command's one optional operand */
+	OPT_OPERAND		/* not an option: a command's one operand */
 };
 
 /* Bits of the command options, for "which command takes which". */
@@ -563,7 +563,8 @@ ask_again(const char *file, const char *why)
 		return false;
 	fprintf(stderr, "%s: %s\n", file, why);
 	for (;;) {
-		fputs("What now? (e)dit again, (q)uit without saving: ", stderr);
+		fputs("What now? (e)dit again, (q)uit without saving: ",
+		    stderr);
 		if (fgets(line, sizeof(line), stdin) == NULL)
 			return false;
 		if (strchr(line, '\n') == NULL)
@@ -602,7 +603,8 @@ edit_until_valid(struct storeedit *e, const char *file, int *changed)
 static int
 edit_locked(struct ctx *c, enum storeedit_kind kind, int *changed)
 {
-	const char *file = storeedit_file_name(kind), *tmpdir = getenv("TMPDIR");
+	const char *file = storeedit_file_name(kind);
+	const char *tmpdir = getenv("TMPDIR");
 	struct atomic_result res;
 	struct storeedit e;
 	int rc;
@@ -610,10 +612,11 @@ edit_locked(struct ctx *c, enum storeedit_kind kind, int *changed)
 	if (tmpdir == NULL || tmpdir[0] == '\0')
 		tmpdir = "/tmp";
 	if (storeedit_begin(&e, &c->s, kind, tmpdir) < 0) {
-		rc = e.orig == NULL ? EX_UNAVAILABLE : EX_IOERR;
-		log_msg(LVL_ERROR, rc == EX_IOERR ? "cannot copy the file for "
-		    "the editor" : "VF health state unavailable", "{s:s}",
-		    "error", e.why);
+		rc = errno == ENOMEM ? EX_OSERR : e.orig == NULL ?
+		    EX_UNAVAILABLE : EX_IOERR;
+		log_msg(LVL_ERROR, rc == EX_UNAVAILABLE ? "VF health state "
+		    "unavailable" : "cannot copy the file for the editor",
+		    "{s:s}", "error", e.why);
 	} else if ((rc = edit_until_valid(&e, file, changed)) == 0 &&
 	    *changed > 0 && storeedit_commit(&e, &c->s, &res) < 0) {
 		log_msg(LVL_ERROR, "cannot persist the edit", "{s:s, s:s}",

@@ -36,7 +36,7 @@ struct storeedit {
 	enum storeedit_kind kind;
 	const char *path;		/* borrowed from the store */
 	char tmp[PATH_MAX];		/* the editor's copy; "" when none */
-	char *orig;			/* owned: the file, or the empty doc */
+	char *orig;			/* owned: the file or empty doc */
 	size_t origlen;
 	bool missing;			/* the file did not exist */
 	struct health h;		/* the checked edit (kind health) */
