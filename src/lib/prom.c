@@ -19,6 +19,7 @@
 
 #include "atomic.h"
 #include "io.h"
+#include "obuf.h"
 #include "prom.h"
 
 /* Temporary files are BASE.tmp.XXXXXX: never *.prom, which the textfile
@@ -34,46 +35,19 @@ prom_init(struct prom *p)
 void
 prom_release(struct prom *p)
 {
-	free(p->buf);
-	memset(p, 0, sizeof(*p));
-}
-
-static int
-reserve(struct prom *p, size_t more)
-{
-	size_t cap = p->cap ? p->cap : 1024;
-	char *n;
-
-	if (p->failed)
-		return -1;
-	while (cap < p->len + more + 1)
-		cap *= 2;
-	if (cap == p->cap)
-		return 0;
-	n = realloc(p->buf, cap);
-	if (n == NULL) {
-		p->failed = 1;
-		return -1;
-	}
-	p->buf = n;
-	p->cap = cap;
-	return 0;
+	obuf_release(&p->out);
 }
 
 static void
 append(struct prom *p, const char *s, size_t n)
 {
-	if (reserve(p, n) < 0)
-		return;
-	memcpy(p->buf + p->len, s, n);
-	p->len += n;
-	p->buf[p->len] = '\0';
+	obuf_put(&p->out, s, n);
 }
 
 static void
 puts_p(struct prom *p, const char *s)
 {
-	append(p, s, strlen(s));
+	obuf_str(&p->out, s);
 }
 
 /* Appends s with \\, \n and (in label values) \" escaped. */
@@ -131,18 +105,14 @@ prom_sample(struct prom *p, const char *name, const char **labels,
 const char *
 prom_finish(struct prom *p, size_t *len)
 {
-	if (p->failed) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (p->buf == NULL)
+	if (p->out.p == NULL)
 		puts_p(p, "");
-	if (p->failed) {
+	if (p->out.failed) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	*len = p->len;
-	return p->buf;
+	*len = p->out.len;
+	return p->out.p;
 }
 
 /* Splits path into its directory and its last component. */

@@ -8,11 +8,10 @@
 
 #include <stddef.h>
 
+#include "obuf.h"
+
 struct prom {
-	char *buf;		/* owned */
-	size_t len;
-	size_t cap;
-	int failed;		/* an allocation failed: prom_finish() says so */
+	struct obuf out;	/* owned; out.failed: prom_finish() says so */
 };
 
 void prom_init(struct prom *p);

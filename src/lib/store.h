@@ -7,6 +7,11 @@
  * uses atomic_write(). Neither function prints; reasons go to s->why.
  * Ownership: structures returned by the loaders own every string in them;
  * free them with health_free()/claims_free().
+ *
+ * One header for the callers, four modules behind it: store.c (paths,
+ * directory check, init, lock, reading and saving), healthfile.c (the
+ * health file), claims.c (the ledger), with jsondoc.c (Go-compatible
+ * decoding) and obuf.c (the writer) under both.
  */
 #ifndef VFS_STORE_H
 #define VFS_STORE_H
@@ -99,6 +104,23 @@ void store_unlock(struct store *s);
 int store_create(struct store *s, uid_t uid, gid_t gid, bool *created);
 
 /*
+ * For healthfile.c and claims.c. store_read() resets s->why and s->nomem,
+ * checks DATA_DIR/gpu, and reads path into *text (the caller frees it):
+ * 1 read, 0 missing (an empty store), -1 with s->why (s->nomem for
+ * ENOMEM). store_load_failed() is the -1 of a load whose parse failed: it
+ * sets s->nomem when errno is ENOMEM. store_save_text() writes and frees
+ * text (NULL: the dump failed, errno set) atomically: -1 with errno,
+ * s->why in upstream's words ("sync VF health state parent dir: ...").
+ */
+int store_read(struct store *s, const char *path, const char *noun,
+    char **text, size_t *len);
+int store_load_failed(struct store *s);
+int store_save_text(struct store *s, const char *path, char *text,
+    size_t len, const char *noun, struct atomic_result *res);
+
+/* --- healthfile.c ----------------------------------------------------- */
+
+/*
  * Loads vf-health.json and applies the threshold: a record with at least
  * threshold failures and no quarantined_at gets quarantined_at = now and
  * h->requarantined is set (the next save persists it). A missing file is
@@ -140,6 +162,8 @@ size_t health_count_quarantined(const struct health *h);
 json_t *health_record_json(const struct vf_record *r);
 
 void health_free(struct health *h);
+
+/* --- claims.c --------------------------------------------------------- */
 
 /* Loads vf-claims.json; missing = empty. -1 with s->why when unavailable
  * (bad JSON, version, invalid VF, duplicate VF or instance, ...). */

@@ -1,0 +1,213 @@
+/*
+ * jsondoc.c - the strict, Go-compatible decoding of the store's
+ * versioned documents (SPEC.md 4.1): upstream reads them with Go's
+ * encoding/json and then validates, so a type mismatch anywhere is an
+ * "unmarshal" error that wins over every validation error, JSON null
+ * reads as the zero value and unknown keys are ignored; duplicates are
+ * found the way upstream's maps find them, at their second position in
+ * file order.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsondoc.h"
+#include "timefmt.h"
+
+int
+jsondoc_why(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why != NULL && whylen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(why, whylen, fmt, ap);
+		va_end(ap);
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+static int
+dup_cmp(const void *x, const void *y)
+{
+	const struct jsondoc_dup *a = x, *b = y;
+	int c;
+
+	c = strcmp(a->a, b->a);
+	if (c == 0 && a->b != NULL)
+		c = strcmp(a->b, b->b);
+	if (c == 0)
+		c = (a->idx > b->idx) - (a->idx < b->idx);
+	return c;
+}
+
+void
+jsondoc_mark_dups(struct jsondoc_dup *keys, size_t n, bool *dup)
+{
+	size_t i;
+
+	qsort(keys, n, sizeof(*keys), dup_cmp);
+	for (i = 1; i < n; i++) {
+		if (strcmp(keys[i].a, keys[i - 1].a) != 0)
+			continue;
+		if (keys[i].b != NULL && strcmp(keys[i].b, keys[i - 1].b) != 0)
+			continue;
+		dup[keys[i].idx] = true;
+	}
+}
+
+const char *
+jsondoc_type(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "object";
+	case JSON_ARRAY:
+		return "array";
+	case JSON_STRING:
+		return "string";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "bool";
+	default:
+		return "number";
+	}
+}
+
+int
+jsondoc_member(const json_t *obj, const char *key, json_type want,
+    const char *gotype, const json_t **out, const char *noun, char *why,
+    size_t whylen)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	*out = NULL;
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (json_typeof(v) != want &&
+	    !(want == JSON_TRUE && json_is_boolean(v)))
+		return jsondoc_why(why, whylen, "unmarshal %s: json: cannot "
+		    "unmarshal %s into field \"%s\" of type %s", noun,
+		    jsondoc_type(v), key, gotype);
+	*out = v;
+	return 0;
+}
+
+int
+jsondoc_str(const json_t *obj, const char *key, const char **out,
+    const char *noun, char *why, size_t whylen)
+{
+	const json_t *v;
+
+	if (jsondoc_member(obj, key, JSON_STRING, "string", &v, noun, why,
+	    whylen) < 0)
+		return -1;
+	*out = v != NULL ? json_string_value(v) : NULL;
+	return 0;
+}
+
+int
+jsondoc_time(const json_t *obj, const char *key, struct timespec *ts,
+    bool *set, const char *noun, char *why, size_t whylen)
+{
+	const char *s;
+
+	*set = false;
+	memset(ts, 0, sizeof(*ts));
+	if (jsondoc_str(obj, key, &s, noun, why, whylen) < 0)
+		return -1;
+	if (s == NULL)
+		return 0;
+	if (timefmt_parse(s, ts) < 0)
+		return jsondoc_why(why, whylen, "unmarshal %s: parsing time "
+		    "\"%s\": not an RFC 3339 timestamp", noun, s);
+	*set = true;
+	return 0;
+}
+
+/* Version (Go int; missing or null reads as 0) and the named array. */
+static int
+doc_header(const json_t *root, const char *arrkey, long long *version,
+    const json_t **arr, const char *noun, char *why, size_t whylen)
+{
+	const json_t *v;
+
+	if (!json_is_object(root))
+		return jsondoc_why(why, whylen, "unmarshal %s: json: cannot "
+		    "unmarshal %s into a document object", noun,
+		    jsondoc_type(root));
+	if (jsondoc_member(root, "version", JSON_INTEGER, "int", &v, noun,
+	    why, whylen) < 0)
+		return -1;
+	*version = v != NULL ? json_integer_value(v) : 0;
+	return jsondoc_member(root, arrkey, JSON_ARRAY, "array", arr, noun,
+	    why, whylen);
+}
+
+static json_t *
+parse_text(const char *text, size_t len, const char *noun, char *why,
+    size_t whylen)
+{
+	json_error_t err;
+	json_t *root;
+
+	root = json_loadb(text, len, 0, &err);
+	if (root == NULL) {
+		jsondoc_why(why, whylen, "unmarshal %s: %s", noun, err.text);
+		if (json_error_code(&err) == json_error_out_of_memory)
+			errno = ENOMEM;
+	}
+	return root;
+}
+
+static int
+version_check(long long version, const json_t *arr, const char *noun,
+    const char *arrname, char *why, size_t whylen)
+{
+	if (version != 1)
+		return jsondoc_why(why, whylen, "validate %s: unsupported "
+		    "version %lld", noun, version);
+	if (arr == NULL)
+		return jsondoc_why(why, whylen, "validate %s: expected a %s "
+		    "array", noun, arrname);
+	return 0;
+}
+
+int
+jsondoc_parse(const char *text, size_t len, const struct jsondoc_kind *k,
+    void *dst, char *why, size_t whylen)
+{
+	const json_t *arr;
+	const char **addrs = NULL;
+	json_t *root;
+	long long version = 0;
+	int rc = -1;
+
+	root = parse_text(text, len, k->noun, why, whylen);
+	if (root == NULL)
+		return -1;
+	if (doc_header(root, k->arrkey, &version, &arr, k->noun, why,
+	    whylen) < 0)
+		goto out;
+	addrs = calloc(json_array_size(arr) + 1, sizeof(*addrs));
+	if (addrs == NULL ||
+	    k->decode(arr, dst, addrs, why, whylen) < 0 ||
+	    version_check(version, arr, k->noun, k->arrkey, why,
+	    whylen) < 0 ||
+	    k->validate(dst, addrs, why, whylen) < 0)
+		goto out;
+	rc = 0;
+out:
+	free(addrs);
+	json_decref(root);
+	return rc;
+}
+
+char *
+jsondoc_strdup(const char *s)
+{
+	return strdup(s != NULL ? s : "");
+}
