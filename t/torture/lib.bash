@@ -138,7 +138,8 @@ op_release() {
 
 op_operator() {
 	local vf=${VFS[RANDOM % ${#VFS[@]}]}
-	mutate "$1" "$vf" - - -- vfstore --data-dir "$D" "$1" --vf "$vf"
+	mutate "$1" "$vf" - - -- vfstore --data-dir "$D" --sysfs-root "$S" \
+		"$1" --vf "$vf"
 }
 
 # op_scan: sentinel-poll --once | vfstore apply; the poll output is kept
