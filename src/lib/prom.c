@@ -139,11 +139,11 @@ split_path(const char *path, char *dir, size_t len, const char **base)
 static bool
 is_temp_of(const char *name, const char *base)
 {
-	size_t n = strlen(base);
+	size_t n = strlen(base), t = sizeof(TEMP_TAG) - 1;
 
-	if (strncmp(name, base, n) != 0 || strncmp(name + n, TEMP_TAG, 4) != 0)
+	if (strncmp(name, base, n) != 0 || strncmp(name + n, TEMP_TAG, t) != 0)
 		return false;
-	return name[n + 4] == '\0' || name[n + 4] == '.';
+	return name[n + t] == '\0' || name[n + t] == '.';
 }
 
 /*
