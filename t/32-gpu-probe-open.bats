@@ -74,10 +74,12 @@ delayed_pids() {
 }
 
 @test "the node is opened blocking and read-write, in a child process" {
-	command -v strace >/dev/null || skip "strace not installed"
+	need_tool strace
 	mk_gpu 0000:00:03.0 0
 	: >"$DEV/nvidia0"
-	run -0 --separate-stderr strace -f -o "$T/trace" -e trace=execve,openat \
+	# LeakSanitizer cannot run under ptrace; the other tests cover leaks.
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+	    run -0 --separate-stderr strace -f -o "$T/trace" -e trace=execve,openat \
 	    env PATH="$T/path" "$VFS_BIN/gpu-probe" --method open \
 	    --proc-root "$ROOT" --dev-dir "$DEV"
 	assert_output --partial '"event":"gpu_init_ok"'
@@ -200,10 +202,11 @@ delayed_pids() {
 }
 
 @test "the parent reaps each killed child before it forks the next (strace)" {
-	command -v strace >/dev/null || skip "strace not installed"
+	need_tool strace
 	mk_gpu 0000:00:03.0 0
 	: >"$DEV/nvidia0"
-	run -0 --separate-stderr strace -f -o "$T/trace" \
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+	    run -0 --separate-stderr strace -f -o "$T/trace" \
 	    -e trace=execve,clone,clone3,fork,vfork,wait4,kill \
 	    "${DELAYED[@]}" --attempt-timeout 1 --retry-interval 0 --window 2
 	assert_output --partial '"error":"killed after 1s"'

@@ -192,7 +192,8 @@ nvdev_list_load(struct nvdev_list *l, const char *proc_root)
 	closedir(d);
 	if (rc < 0)
 		return -1;
-	qsort(l->gpu, l->n, sizeof(*l->gpu), by_name);
+	if (l->n > 1)
+		qsort(l->gpu, l->n, sizeof(*l->gpu), by_name);
 	for (i = 0; i < l->n; i++)
 		gpu_read(&l->gpu[i], dir);
 	return 0;
