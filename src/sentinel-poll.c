@@ -24,7 +24,6 @@
  * failed or its reader went away, 78 configuration.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -32,7 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -99,16 +97,6 @@ struct pending {
 	char *nvrm;			/* owned, NULL for ok */
 };
 
-/* Console-log tail of one instance (--source log). */
-struct tail {
-	char *instance_id;		/* owned */
-	char *vf;
-	char *claimed_at;
-	ino_t ino;			/* 0 until the log was opened */
-	bool seen;			/* listed in this scan */
-	struct logtail lt;
-};
-
 struct poller {
 	struct conf conf;
 	unsigned interval;
@@ -124,9 +112,9 @@ struct poller {
 	struct pending *pend;		/* owned */
 	size_t npend;
 	long long pend_since;
-	struct tail *tails;		/* owned (--source log) */
-	size_t ntails;
-	char *logbuf;			/* owned, LOGTAIL_LINE_MAX + 1 */
+	struct logtails tails;		/* --source log */
+	sigset_t run_mask;		/* the mask with TERM/INT deliverable */
+	bool peer_gone;			/* stdout's reader went away */
 	bool out_failed;		/* stdout broke: exit 74 */
 	struct target_marks skipped;	/* VMM not alive, warned about */
 	bool table_warned;		/* PROC/net/unix unreadable, said once */
@@ -491,18 +479,15 @@ check_event(struct poller *p, struct check *c)
 
 /* --- the scan loop ------------------------------------------------------ */
 
-static sigset_t run_mask;		/* the mask with TERM/INT deliverable */
-static bool peer_gone;			/* stdout's reader went away */
-
 static bool
 stopping(const struct poller *p)
 {
-	return sig_stop != 0 || peer_gone || p->out_failed;
+	return sig_stop != 0 || p->peer_gone || p->out_failed;
 }
 
 /* Waits in ppoll(2), the only place TERM/INT are delivered. */
 static int
-wait_fds(struct pollfd *pfds, size_t n, long long ms)
+wait_fds(struct poller *p, struct pollfd *pfds, size_t n, long long ms)
 {
 	struct timespec ts;
 	int r;
@@ -514,10 +499,10 @@ wait_fds(struct pollfd *pfds, size_t n, long long ms)
 	pfds[n].fd = STDOUT_FILENO;
 	pfds[n].events = 0;
 	pfds[n].revents = 0;
-	r = ppoll(pfds, n + 1, &ts, &run_mask);
+	r = ppoll(pfds, n + 1, &ts, &p->run_mask);
 	if (r > 0 && (pfds[n].revents & (POLLERR | POLLHUP | POLLNVAL))) {
 		log_msg(LVL_INFO, "stdout reader went away", NULL);
-		peer_gone = true;
+		p->peer_gone = true;
 	}
 	return r;
 }
@@ -553,7 +538,7 @@ check_round(struct poller *p, size_t *busy)
 		if (c->gc.fd != -1 && c->deadline < first)
 			first = c->deadline;
 	}
-	if (wait_fds(p->pfds, p->concurrency, first - now) == -1 &&
+	if (wait_fds(p, p->pfds, p->concurrency, first - now) == -1 &&
 	    errno == EINTR)
 		return;
 	now = io_now_ms();
@@ -600,148 +585,41 @@ vsock_scan(struct poller *p, const struct targets *ts)
 
 /* --- the console-log source --------------------------------------------- */
 
+/* A console log that cannot be opened (yet) or read (logtail_error_fn). */
 static void
-tail_free(struct tail *tl)
+log_error(void *arg, const char *path, bool opening, int err)
 {
-	free(tl->instance_id);
-	free(tl->vf);
-	free(tl->claimed_at);
-	logtail_release(&tl->lt);
-}
-
-/* The tail of t's instance, new or restarted for a new assignment. */
-static struct tail *
-tail_for(struct poller *p, const struct target *t)
-{
-	struct tail *tl;
-	size_t i;
-
-	for (i = 0; i < p->ntails; i++) {
-		tl = &p->tails[i];
-		if (strcmp(tl->instance_id, t->instance_id) != 0)
-			continue;
-		if (strcmp(tl->vf, t->vf) == 0 &&
-		    strcmp(tl->claimed_at, t->claimed_at) == 0)
-			return tl;
-		tail_free(tl);
-		goto fill;
-	}
-	tl = reallocarray(p->tails, p->ntails + 1, sizeof(*tl));
-	if (tl == NULL)
-		die(EX_OSERR, "out of memory", NULL);
-	p->tails = tl;
-	tl = &p->tails[p->ntails++];
-fill:
-	memset(tl, 0, sizeof(*tl));
-	logtail_init(&tl->lt);
-	tl->instance_id = strdup(t->instance_id);
-	tl->vf = strdup(t->vf);
-	tl->claimed_at = strdup(t->claimed_at);
-	if (!tl->instance_id || !tl->vf || !tl->claimed_at)
-		die(EX_OSERR, "out of memory", NULL);
-	return tl;
-}
-
-/* Drops the tails of instances no longer listed. */
-static void
-tails_sweep(struct poller *p)
-{
-	size_t i = 0;
-
-	while (i < p->ntails) {
-		if (p->tails[i].seen) {
-			p->tails[i++].seen = false;
-			continue;
-		}
-		tail_free(&p->tails[i]);
-		p->tails[i] = p->tails[--p->ntails];
-	}
-}
-
-/* Feeds fd from tl's offset to its end; a partial last line waits. */
-static void
-tail_read(struct poller *p, struct tail *tl, int fd, const char *path)
-{
-	size_t have = 0;
-	ssize_t n, used;
-
-	for (;;) {
-		n = pread(fd, p->logbuf + have, LOGTAIL_LINE_MAX + 1 - have,
-		    (off_t)(tl->lt.offset + have));
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-		if ((used = logtail_feed(&tl->lt, p->logbuf, have)) == -1)
-			die(EX_OSERR, "out of memory", NULL);
-		memmove(p->logbuf, p->logbuf + used, have - (size_t)used);
-		have -= (size_t)used;
-	}
-	if (n == -1)
-		log_msg(LVL_WARN, "cannot read console log", "{s:s, s:s}",
-		    "path", path, "error", strerror(errno));
-}
-
-/*
- * The log shrank or was replaced (rotation): finish the old file, now
- * LOG.1, from the old offset, then start the new one from 0.
- */
-static void
-tail_rotated(struct poller *p, struct tail *tl, const char *path)
-{
-	char old[PATH_MAX];
-	int fd;
-
-	if (snprintf(old, sizeof(old), "%s.1", path) < (int)sizeof(old) &&
-	    (fd = open(old, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) != -1) {
-		tail_read(p, tl, fd, old);
-		close(fd);
-	}
-	logtail_restart(&tl->lt);
-}
-
-static void
-tail_pass(struct poller *p, struct tail *tl, const char *path)
-{
-	struct stat st;
-	int fd;
-
-	logtail_pass_begin(&tl->lt);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1) {
+	(void)arg;
+	if (opening)
 		log_msg(LVL_DEBUG, "cannot open console log", "{s:s, s:s}",
-		    "path", path, "error", strerror(errno));
-		return;
-	}
-	if (fstat(fd, &st) == 0) {
-		if ((unsigned long long)st.st_size < tl->lt.offset ||
-		    (tl->ino != 0 && st.st_ino != tl->ino))
-			tail_rotated(p, tl, path);
-		tl->ino = st.st_ino;
-	}
-	tail_read(p, tl, fd, path);
-	close(fd);
+		    "path", path, "error", strerror(err));
+	else
+		log_msg(LVL_WARN, "cannot read console log", "{s:s, s:s}",
+		    "path", path, "error", strerror(err));
 }
 
+/* One pass over every target's console log (logtail.h). */
 static void
 log_scan(struct poller *p, const struct targets *ts)
 {
 	const struct target *t;
-	struct tail *tl;
+	struct logtail_file *f;
 	size_t i;
 
 	for (i = 0; i < ts->n && !stopping(p); i++) {
 		t = &ts->v[i];
-		tl = tail_for(p, t);
-		tl->seen = true;
-		tail_pass(p, tl, t->app_log);
-		if (tl->lt.last == GUEST_MARKER_FAILED)
-			record(p, t, V_FAILED, tl->lt.nvrm);
-		else if (tl->lt.last == GUEST_MARKER_OK)
+		f = logtails_get(&p->tails, t->instance_id, t->vf,
+		    t->claimed_at);
+		if (f == NULL || logtails_pass(&p->tails, f, t->app_log,
+		    log_error, NULL) == -1)
+			die(EX_OSERR, "out of memory", NULL);
+		if (f->lt.last == GUEST_MARKER_FAILED)
+			record(p, t, V_FAILED, f->lt.nvrm);
+		else if (f->lt.last == GUEST_MARKER_OK)
 			record(p, t, V_OK, NULL);
 	}
 	if (!stopping(p))
-		tails_sweep(p);
+		logtails_sweep(&p->tails);
 }
 
 /* --- main --------------------------------------------------------------- */
@@ -776,7 +654,7 @@ wait_next_scan(struct poller *p, long long at)
 	long long left;
 
 	while (!stopping(p) && (left = at - io_now_ms()) > 0)
-		wait_fds(&pfd, 0, left);
+		wait_fds(p, &pfd, 0, left);
 }
 
 /* Scans until --once, a signal or a dead stdout. The exit code. */
@@ -790,7 +668,7 @@ run(struct poller *p)
 		scan(p);
 		if (!p->once)
 			wait_next_scan(p, start + p->interval * 1000LL);
-		if (p->out_failed || peer_gone)
+		if (p->out_failed || p->peer_gone)
 			return EX_IOERR;
 		if (p->once || sig_stop)
 			return EX_OK;
@@ -888,11 +766,11 @@ apply_defaults(struct poller *p)
 
 /* TERM/INT only set a flag, and only arrive inside ppoll(2). */
 static void
-setup_signals(void)
+setup_signals(struct poller *p)
 {
 	sig_stop_install(false);
-	sig_stop_block(&run_mask);
-	sig_stop_unblocked(&run_mask);
+	sig_stop_block(&p->run_mask);
+	sig_stop_unblocked(&p->run_mask);
 }
 
 /*
@@ -927,9 +805,8 @@ poller_alloc(struct poller *p)
 	fit_fd_limit(p);
 	p->slots = calloc(p->concurrency, sizeof(*p->slots));
 	p->pfds = calloc(p->concurrency + 1, sizeof(*p->pfds));
-	if (p->log_source)
-		p->logbuf = malloc(LOGTAIL_LINE_MAX + 1);
-	if (!p->slots || !p->pfds || (p->log_source && !p->logbuf))
+	if (!p->slots || !p->pfds ||
+	    (p->log_source && logtails_init(&p->tails) == -1))
 		die(EX_OSERR, "out of memory", NULL);
 	for (i = 0; i < p->concurrency; i++)
 		p->slots[i].gc.fd = -1;
@@ -947,16 +824,13 @@ poller_release(struct poller *p)
 
 	for (i = 0; p->slots != NULL && i < p->concurrency; i++)
 		guestcheck_release(&p->slots[i].gc);
-	for (i = 0; i < p->ntails; i++)
-		tail_free(&p->tails[i]);
 	for (i = 0; i < p->npend; i++)
 		free(p->pend[i].nvrm);
 	target_marks_release(&p->skipped);
-	free(p->tails);
+	logtails_release(&p->tails);
 	free(p->pend);
 	free(p->slots);
 	free(p->pfds);
-	free(p->logbuf);
 	targets_free(&p->stdin_targets);
 }
 
@@ -974,7 +848,7 @@ main(int argc, char **argv)
 		log_msg(LVL_INFO, "vGPU sentinel exiting: host has no vGPU "
 		    "framework", "{s:s}", "sysfs_root", p.conf.sysfs_root);
 	} else {
-		setup_signals();
+		setup_signals(&p);
 		poller_alloc(&p);
 		log_msg(LVL_INFO, "vGPU sentinel started", "{s:i, s:i, s:i}",
 		    "interval", (int)p.interval, "timeout", (int)p.timeout,

@@ -1,9 +1,15 @@
 /*
- * logtail.c - console-log marker tailing (upstream V2 rules).
+ * logtail.c - console-log marker tailing (upstream V2 rules), and the
+ * per-instance tails that read the logs.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "logtail.h"
 
@@ -126,4 +132,176 @@ logtail_feed(struct logtail *t, const char *buf, size_t len)
 	}
 	t->offset += pos;
 	return (ssize_t)pos;
+}
+
+/* --- the tails of every instance ---------------------------------------- */
+
+int
+logtails_init(struct logtails *ts)
+{
+	memset(ts, 0, sizeof(*ts));
+	ts->buf = malloc(LOGTAIL_LINE_MAX + 1);
+	return ts->buf == NULL ? -1 : 0;
+}
+
+static void
+file_release(struct logtail_file *f)
+{
+	free(f->instance_id);
+	free(f->vf);
+	free(f->claimed_at);
+	logtail_release(&f->lt);
+}
+
+void
+logtails_release(struct logtails *ts)
+{
+	size_t i;
+
+	for (i = 0; i < ts->n; i++)
+		file_release(&ts->v[i]);
+	free(ts->v);
+	free(ts->buf);
+	memset(ts, 0, sizeof(*ts));
+}
+
+/* Removes the tail at i (the last one takes its place). */
+static void
+file_remove(struct logtails *ts, size_t i)
+{
+	file_release(&ts->v[i]);
+	ts->v[i] = ts->v[--ts->n];
+}
+
+/* Fills the tail at i for a new assignment; on ENOMEM it is removed. */
+static struct logtail_file *
+file_fill(struct logtails *ts, size_t i, const char *instance_id,
+    const char *vf, const char *claimed_at)
+{
+	struct logtail_file *f = &ts->v[i];
+
+	memset(f, 0, sizeof(*f));
+	logtail_init(&f->lt);
+	f->seen = true;
+	f->instance_id = strdup(instance_id);
+	f->vf = strdup(vf);
+	f->claimed_at = strdup(claimed_at);
+	if (f->instance_id && f->vf && f->claimed_at)
+		return f;
+	file_remove(ts, i);
+	errno = ENOMEM;
+	return NULL;
+}
+
+struct logtail_file *
+logtails_get(struct logtails *ts, const char *instance_id, const char *vf,
+    const char *claimed_at)
+{
+	struct logtail_file *f;
+	size_t i;
+
+	for (i = 0; i < ts->n; i++) {
+		f = &ts->v[i];
+		if (strcmp(f->instance_id, instance_id) != 0)
+			continue;
+		if (strcmp(f->vf, vf) == 0 &&
+		    strcmp(f->claimed_at, claimed_at) == 0) {
+			f->seen = true;
+			return f;
+		}
+		file_release(f);
+		return file_fill(ts, i, instance_id, vf, claimed_at);
+	}
+	if ((f = reallocarray(ts->v, ts->n + 1, sizeof(*f))) == NULL)
+		return NULL;
+	ts->v = f;
+	ts->n++;
+	return file_fill(ts, ts->n - 1, instance_id, vf, claimed_at);
+}
+
+void
+logtails_sweep(struct logtails *ts)
+{
+	size_t i = 0;
+
+	while (i < ts->n) {
+		if (ts->v[i].seen)
+			ts->v[i++].seen = false;
+		else
+			file_remove(ts, i);
+	}
+}
+
+/*
+ * Feeds fd from f's offset to its end; a partial last line waits.
+ * 0, or -1/ENOMEM; a read error is told to report.
+ */
+static int
+file_read(struct logtails *ts, struct logtail_file *f, int fd,
+    const char *path, logtail_error_fn *report, void *arg)
+{
+	size_t have = 0;
+	ssize_t n, used;
+
+	for (;;) {
+		n = pread(fd, ts->buf + have, LOGTAIL_LINE_MAX + 1 - have,
+		    (off_t)(f->lt.offset + have));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		if ((used = logtail_feed(&f->lt, ts->buf, have)) == -1)
+			return -1;
+		memmove(ts->buf, ts->buf + used, have - (size_t)used);
+		have -= (size_t)used;
+	}
+	if (n == -1 && report != NULL)
+		report(arg, path, false, errno);
+	return 0;
+}
+
+/* The log was rotated: finish PATH.1 from the old offset, restart. */
+static int
+file_rotated(struct logtails *ts, struct logtail_file *f, const char *path,
+    logtail_error_fn *report, void *arg)
+{
+	char old[PATH_MAX];
+	int fd, rc = 0, n;
+
+	n = snprintf(old, sizeof(old), "%s.1", path);
+	if (n >= 0 && (size_t)n < sizeof(old) &&
+	    (fd = open(old, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) != -1) {
+		rc = file_read(ts, f, fd, old, report, arg);
+		close(fd);
+	}
+	logtail_restart(&f->lt);
+	return rc;
+}
+
+int
+logtails_pass(struct logtails *ts, struct logtail_file *f, const char *path,
+    logtail_error_fn *report, void *arg)
+{
+	struct stat st;
+	int fd, rc = 0;
+
+	logtail_pass_begin(&f->lt);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1) {
+		if (report != NULL)
+			report(arg, path, true, errno);
+		return 0;
+	}
+	if (fstat(fd, &st) == 0) {
+		if ((unsigned long long)st.st_size < f->lt.offset ||
+		    (f->ino != 0 && st.st_ino != f->ino))
+			rc = file_rotated(ts, f, path, report, arg);
+		f->ino = st.st_ino;
+	}
+	if (rc == 0)
+		rc = file_read(ts, f, fd, path, report, arg);
+	close(fd);
+	if (rc == -1)
+		errno = ENOMEM;
+	return rc;
 }

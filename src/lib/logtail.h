@@ -9,6 +9,16 @@
  * pass wins. The state machine is pure (no I/O): the caller reads the log
  * from t->offset and feeds the bytes. Lines are matched with
  * guest_marker_match(). Fuzzed.
+ *
+ * struct logtails is the I/O around it: one tail per instance and
+ * assignment, read from its console log with pread(2) through one window
+ * of LOGTAIL_LINE_MAX + 1 bytes, following a rotation to LOG.1.
+ *
+ * Ownership: a struct logtail owns nvrm; a struct logtails owns its
+ * array, the strings of each tail and the window. Pointers to a tail are
+ * borrowed until the set changes (logtails_get, logtails_sweep). Nothing
+ * here prints: failures return -1 with errno, and a log that cannot be
+ * opened or read is told to the caller's logtail_error_fn, which logs it.
  */
 #ifndef VFS_LOGTAIL_H
 #define VFS_LOGTAIL_H
@@ -47,5 +57,58 @@ void logtail_restart(struct logtail *t);
  * A caller buffer of LOGTAIL_LINE_MAX + 1 bytes always makes progress.
  */
 ssize_t logtail_feed(struct logtail *t, const char *buf, size_t len);
+
+/* --- the tails of every instance ---------------------------------------- */
+
+/* The tail of one instance's console log, for one assignment. */
+struct logtail_file {
+	char *instance_id;		/* owned */
+	char *vf;			/* owned */
+	char *claimed_at;		/* owned */
+	ino_t ino;			/* 0 until the log was opened */
+	bool seen;			/* got since the last sweep */
+	struct logtail lt;
+};
+
+struct logtails {
+	struct logtail_file *v;		/* owned */
+	size_t n;
+	char *buf;			/* owned, LOGTAIL_LINE_MAX + 1 */
+};
+
+/*
+ * A console log at path could not be opened (opening: the log of this
+ * pass; a missing LOG.1 is not told) or read; err is the errno.
+ */
+typedef void logtail_error_fn(void *arg, const char *path, bool opening,
+    int err);
+
+/* An empty set with its window. 0 or -1/ENOMEM. */
+int logtails_init(struct logtails *ts);
+
+/* Frees every tail and the window; ts is empty (and usable by init). */
+void logtails_release(struct logtails *ts);
+
+/*
+ * The tail of instance_id, marked seen: the one it has, or a new one
+ * read from 0 when the instance is new or holds another assignment (vf,
+ * claimed_at) now. Borrowed until ts changes; NULL/ENOMEM.
+ */
+struct logtail_file *logtails_get(struct logtails *ts,
+    const char *instance_id, const char *vf, const char *claimed_at);
+
+/*
+ * One pass of f over the log at path: forgets the last marker, then
+ * feeds the log from f's offset to its end (f->lt.last and f->lt.nvrm
+ * are the pass's marker). A log that shrank or has another inode was
+ * rotated: the rest of the old file, now PATH.1, is read from the old
+ * offset first, then the new one from 0. Open and read errors go to
+ * report (NULL: none) and end the pass. 0, or -1/ENOMEM.
+ */
+int logtails_pass(struct logtails *ts, struct logtail_file *f,
+    const char *path, logtail_error_fn *report, void *arg);
+
+/* Drops the tails not got since the last sweep. */
+void logtails_sweep(struct logtails *ts);
 
 #endif

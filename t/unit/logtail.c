@@ -1,9 +1,14 @@
 /*
  * logtail.c - unit tests (TAP) for the console-log tail state machine
- * (upstream tests 69-72).
+ * (upstream tests 69-72), and the per-instance tails that read the logs
+ * (assignments, sweep, appends, rotation, truncation, errors).
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "logtail.h"
 #include "tap.h"
@@ -181,6 +186,115 @@ test_escapes(void)
 	logtail_release(&t);
 }
 
+static int nopen, nread, last_err;
+static char last_path[256];
+
+static void
+report(void *arg, const char *path, bool opening, int err)
+{
+	(void)arg;
+	if (opening)
+		nopen++;
+	else
+		nread++;
+	last_err = err;
+	snprintf(last_path, sizeof(last_path), "%s", path);
+}
+
+static void
+append(const char *path, const char *mode, const char *text)
+{
+	FILE *f = fopen(path, mode);
+
+	fputs(text, f);
+	fclose(f);
+}
+
+static void
+test_tails_get(void)
+{
+	struct logtails ts;
+	struct logtail_file *a, *b;
+
+	ok(logtails_init(&ts) == 0 && ts.buf != NULL && ts.n == 0,
+	    "logtails_init: an empty set with its window");
+	a = logtails_get(&ts, "i-1", "0000:e3:00.4", "t1");
+	ok(a != NULL && ts.n == 1 && a->seen && a->lt.offset == 0,
+	    "a new instance gets a new tail, seen");
+	a->lt.offset = 42;
+	a->seen = false;
+	b = logtails_get(&ts, "i-1", "0000:e3:00.4", "t1");
+	ok(b == a && b->lt.offset == 42 && b->seen,
+	    "the same assignment keeps its tail and position");
+	b = logtails_get(&ts, "i-1", "0000:e3:00.5", "t2");
+	ok(b != NULL && ts.n == 1 && b->lt.offset == 0 &&
+	    strcmp(b->vf, "0000:e3:00.5") == 0,
+	    "another assignment of the instance restarts its tail");
+	ok(logtails_get(&ts, "i-2", "0000:e3:00.6", "t3") != NULL &&
+	    ts.n == 2, "a second instance");
+	logtails_sweep(&ts);
+	ok(ts.n == 2 && !ts.v[0].seen && !ts.v[1].seen,
+	    "a sweep keeps the tails got since the last one");
+	ok(logtails_get(&ts, "i-2", "0000:e3:00.6", "t3") != NULL,
+	    "one is got again");
+	logtails_sweep(&ts);
+	ok(ts.n == 1 && strcmp(ts.v[0].instance_id, "i-2") == 0,
+	    "the next sweep drops the other");
+	logtails_release(&ts);
+	ok(ts.n == 0 && ts.v == NULL && ts.buf == NULL,
+	    "logtails_release empties the set");
+}
+
+static void
+test_tails_pass(void)
+{
+	struct logtails ts;
+	struct logtail_file *f;
+	char dir[] = "/tmp/unit-logtail-XXXXXX", path[64], old[80];
+
+	ok(mkdtemp(dir) != NULL && logtails_init(&ts) == 0, "a log dir");
+	snprintf(path, sizeof(path), "%s/console.log", dir);
+	snprintf(old, sizeof(old), "%s.1", path);
+	f = logtails_get(&ts, "i-1", "0000:e3:00.4", "t1");
+	ok(logtails_pass(&ts, f, path, report, NULL) == 0 && nopen == 1 &&
+	    last_err == ENOENT && strcmp(last_path, path) == 0 &&
+	    f->lt.last == GUEST_MARKER_NONE,
+	    "a missing log: told as not opened, no marker");
+	append(path, "w", "boot\n" FAILED_LINE "\nhalf");
+	ok(logtails_pass(&ts, f, path, report, NULL) == 0 &&
+	    f->lt.last == GUEST_MARKER_FAILED && f->lt.offset == 5 +
+	    strlen(FAILED_LINE) + 1, "a marker is found; a partial line waits");
+	is_str(f->lt.nvrm, NVRM, "with its message");
+	ok(logtails_pass(&ts, f, path, report, NULL) == 0 &&
+	    f->lt.last == GUEST_MARKER_NONE && f->lt.nvrm == NULL,
+	    "the next pass reads only what was added: nothing");
+	append(path, "a", " line\n" OK_LINE "\n");
+	ok(logtails_pass(&ts, f, path, report, NULL) == 0 &&
+	    f->lt.last == GUEST_MARKER_OK, "an appended marker is found");
+	append(path, "a", FAILED_LINE "\n");
+	ok(rename(path, old) == 0, "rotated to LOG.1");
+	append(path, "w", "new boot\n");
+	ok(logtails_pass(&ts, f, path, report, NULL) == 0 &&
+	    f->lt.last == GUEST_MARKER_FAILED && f->lt.offset == 9,
+	    "a rotation finishes LOG.1, then reads the new log from 0");
+	unlink(old);
+	append(path, "w", "x\n");
+	ok(logtails_pass(&ts, f, path, report, NULL) == 0 &&
+	    f->lt.offset == 2 && f->lt.last == GUEST_MARKER_NONE,
+	    "a log that shrank is read from 0");
+	unlink(path);
+	ok(mkdir(path, 0700) == 0, "the log is a directory");
+	nread = 0;
+	f = logtails_get(&ts, "i-2", "0000:e3:00.5", "t2");
+	ok(logtails_pass(&ts, f, path, report, NULL) == 0 && nread == 1 &&
+	    last_err == EISDIR, "a read error is told, not fatal");
+	ok(logtails_pass(&ts, f, path, NULL, NULL) == 0,
+	    "no report: errors are silent");
+	rmdir(path);
+	rmdir(dir);
+	logtails_release(&ts);
+}
+
 int
 main(void)
 {
@@ -192,5 +306,7 @@ main(void)
 	test_oversized();
 	test_exact_limit();
 	test_escapes();
+	test_tails_get();
+	test_tails_pass();
 	return done_testing();
 }
