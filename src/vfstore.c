@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <pwd.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -62,6 +63,7 @@ static const char usage[] =
     "  claims\n"
     "  release --instance ID [--deconfigure] [--proc-root DIR]\n"
     "  check\n"
+    "  init [--owner USER]\n"
     "  edit [health|claims]\n";
 
 enum {
@@ -73,6 +75,7 @@ enum {
 	OPT_METRICS,
 	OPT_DECONFIGURE,
 	OPT_PROC_ROOT,
+	OPT_OWNER,
 	OPT_FORCE,
 	OPT_OPERAND		/* not an option: a command's one operand */
 };
@@ -88,6 +91,7 @@ struct args {
 	const char *reason;
 	const char *metrics;
 	const char *proc_root;
+	const char *owner;
 	bool deconfigure;
 	bool force;			/* quarantine a VF sysfs lacks */
 	const char *operand;		/* edit's FILE */
@@ -144,6 +148,11 @@ lock_store(struct ctx *c, bool exclusive)
 {
 	if (store_lock(&c->s, exclusive, c->cli.lock_timeout) == 0)
 		return 0;
+	if (c->s.unavailable) {
+		log_msg(LVL_ERROR, "VF health state unavailable", "{s:s}",
+		    "error", c->s.why);
+		return EX_UNAVAILABLE;
+	}
 	log_msg(LVL_ERROR, errno == EWOULDBLOCK ? "lock wait timed out" :
 	    "cannot take the store lock", "{s:s}", "error", c->s.why);
 	return errno == EWOULDBLOCK ? EX_TEMPFAIL : EX_IOERR;
@@ -368,18 +377,71 @@ cmd_show(struct ctx *c)
 	return rc;
 }
 
+/* --- init -------------------------------------------------------------- */
+
+/* --owner USER (a name or a number): its uid and primary group. */
+static int
+owner_ids(const char *owner, uid_t *uid, gid_t *gid)
+{
+	struct passwd *pw;
+	char *end;
+	unsigned long n;
+
+	*uid = (uid_t)-1;
+	*gid = (gid_t)-1;
+	if (owner == NULL)
+		return 0;
+	if ((pw = getpwnam(owner)) == NULL) {
+		errno = 0;
+		n = strtoul(owner, &end, 10);
+		if (*owner == '\0' || *end != '\0' || errno != 0 ||
+		    (pw = getpwuid((uid_t)n)) == NULL) {
+			log_msg(LVL_ERROR, "no such user", "{s:s}", "owner",
+			    owner);
+			return EX_DATAERR;
+		}
+	}
+	*uid = pw->pw_uid;
+	*gid = pw->pw_gid;
+	return 0;
+}
+
+/* The only command that creates DATA_DIR/gpu (SPEC 4.1, 4.2). */
+static int
+cmd_init(struct ctx *c)
+{
+	uid_t uid;
+	gid_t gid;
+	bool created;
+	int rc;
+
+	if ((rc = owner_ids(c->a.owner, &uid, &gid)) != 0)
+		return rc;
+	if (store_create(&c->s, uid, gid, &created) < 0) {
+		log_msg(LVL_ERROR, "cannot create the VF health state directory",
+		    "{s:s}", "error", c->s.why);
+		return EX_IOERR;
+	}
+	if (created)
+		log_msg(LVL_INFO, "created the VF health state directory",
+		    "{s:s}", "dir", c->s.dir);
+	return emit(json_pack("{s:s, s:b}", "data_dir", c->conf.data_dir,
+	    "created", created));
+}
+
 static int
 cmd_check(struct ctx *c)
 {
 	struct health h = { 0 };
 	struct claims cl = { 0 };
 	json_t *out;
-	int rc;
+	int rc = 0;
 
-	if ((rc = lock_store(c, false)) != 0)
-		return rc;
-	if (health_load(&c->s, &h, c->conf.threshold) < 0 ||
-	    claims_load(&c->s, &cl) < 0) {
+	if (store_lock(&c->s, false, c->cli.lock_timeout) < 0 &&
+	    !c->s.unavailable)
+		return lock_store(c, false);
+	if (c->s.unavailable || health_load(&c->s, &h, c->conf.threshold) < 0
+	    || claims_load(&c->s, &cl) < 0) {
 		cli_die_nomem(&c->s);
 		out = json_pack("{s:s, s:s}", "status", "unavailable",
 		    "reason", c->s.why);
@@ -1036,7 +1098,10 @@ batch_locked(struct apply *ap)
 
 	ap->cached = false;
 	if (store_lock(s, true, ap->c->cli.lock_timeout) < 0) {
-		fail_pending(ap, "", s->why);
+		if (s->unavailable)
+			set_unavailable(ap, s->why);
+		fail_pending(ap, s->unavailable ?
+		    "VF health state unavailable: " : "", s->why);
 		return;
 	}
 	if (health_load(s, &h, ap->c->conf.threshold) < 0) {
@@ -1309,6 +1374,7 @@ static const struct command commands[] = {
 	{ "release", cmd_release, A(OPT_INSTANCE) | A(OPT_DECONFIGURE) |
 	    A(OPT_PROC_ROOT), A(OPT_INSTANCE) },
 	{ "check", cmd_check, 0, 0 },
+	{ "init", cmd_init, A(OPT_OWNER), 0 },
 	{ "edit", cmd_edit, A(OPT_OPERAND), 0 },
 };
 
@@ -1322,6 +1388,7 @@ static const struct option opts[] = {
 	{ "metrics-file", required_argument, NULL, OPT_METRICS },
 	{ "deconfigure", no_argument, NULL, OPT_DECONFIGURE },
 	{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
+	{ "owner", required_argument, NULL, OPT_OWNER },
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ 0 }
 };
@@ -1330,7 +1397,8 @@ static void
 set_arg(struct args *a, int opt, const char *arg)
 {
 	const char **slot[] = { &a->vf, &a->card, &a->instance,
-	    &a->assigned_at, &a->reason, &a->metrics, NULL, &a->proc_root };
+	    &a->assigned_at, &a->reason, &a->metrics, NULL, &a->proc_root,
+	    &a->owner };
 
 	a->seen |= A(opt);
 	if (opt == OPT_DECONFIGURE)
@@ -1356,6 +1424,11 @@ parse_opts(struct ctx *c, int argc, char **argv, bool sub)
 			cli_usage_error(&c->cli, "a command's options come "
 			    "after the command");
 		set_arg(&c->a, opt, optarg);
+		if (opt == OPT_INSTANCE || opt == OPT_ASSIGNED_AT ||
+		    opt == OPT_REASON)
+			cli_require_text(opt == OPT_INSTANCE ? "--instance" :
+			    opt == OPT_ASSIGNED_AT ? "--assigned-at" :
+			    "--reason", optarg);
 	}
 }
 
