@@ -121,7 +121,8 @@ jsondoc_time(const json_t *obj, const char *key, struct timespec *ts,
 		return -1;
 	if (s == NULL)
 		return 0;
-	if (timefmt_parse(s, ts) < 0)
+	/* Go's time.Parse wants the upper-case T and Z of RFC3339. */
+	if (strpbrk(s, "tz") != NULL || timefmt_parse(s, ts) < 0)
 		return jsondoc_why(why, whylen, "unmarshal %s: parsing time "
 		    "\"%s\": not an RFC 3339 timestamp", noun, s);
 	*set = true;

@@ -50,7 +50,8 @@ int jsondoc_str(const json_t *obj, const char *key, const char **out,
     const char *noun, char *why, size_t whylen);
 
 /* A timestamp member: absent/null -> *set false; a string that is not
- * RFC 3339 is an unmarshal error, as Go's time.Time.UnmarshalJSON. */
+ * RFC 3339 (T and Z upper case) is an unmarshal error, as Go's
+ * time.Time.UnmarshalJSON makes it. */
 int jsondoc_time(const json_t *obj, const char *key, struct timespec *ts,
     bool *set, const char *noun, char *why, size_t whylen);
 

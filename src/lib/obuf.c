@@ -52,23 +52,27 @@ obuf_indent(struct obuf *b, int depth)
 }
 
 /*
- * The escape jq writes for the byte at s, or NULL when it goes raw. *n
- * is the number of bytes the escape stands for.
+ * The escape Go writes for the byte at s, or NULL when it goes raw. *n
+ * is the number of bytes the escape stands for (3 for U+2028/U+2029).
  */
 static const char *
 escape_at(const unsigned char *s, size_t *n, char *esc, size_t len)
 {
 	/* Pairs of (byte, letter of its short escape). */
-	static const char short_esc[] = "\bb\tt\nn\ff\rr\"\"\\\\";
+	static const char short_esc[] = "\nn\rr\tt\"\"\\\\";
 	const char *p = memchr(short_esc, *s, sizeof(short_esc) - 1);
 
 	*n = 1;
-	if (p != NULL && (p - short_esc) % 2 == 0)
+	if (s[0] == 0xe2 && s[1] == 0x80 && (s[2] & 0xfe) == 0xa8) {
+		*n = 3;
+		snprintf(esc, len, "\\u%04x", 0x2000 | (s[2] & 0x3f));
+	} else if (p != NULL && (p - short_esc) % 2 == 0) {
 		snprintf(esc, len, "\\%c", p[1]);
-	else if (*s < 0x20 || *s == 0x7f)
+	} else if (*s < 0x20 || *s == '<' || *s == '>' || *s == '&') {
 		snprintf(esc, len, "\\u%04x", *s);
-	else
+	} else {
 		return NULL;
+	}
 	return esc;
 }
 

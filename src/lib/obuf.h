@@ -30,9 +30,11 @@ void obuf_str(struct obuf *b, const char *s);
 void obuf_indent(struct obuf *b, int depth);
 
 /*
- * s as a JSON string the way jq writes it: control characters and DEL as
- * \b \t \n \f \r or \u00XX, quote and backslash escaped, UTF-8 raw.
- * Invalid UTF-8 sets b->bad_text: the loader refuses it.
+ * s as a JSON string the way Go's encoding/json writes it (HTML escaping
+ * on, Go 1.19): \" \\ \n \r \t, every other byte below 0x20 as \u00XX,
+ * <, > and & as \u003c \u003e \u0026, U+2028 and U+2029 as \u2028 and
+ * \u2029; DEL and all other UTF-8 raw. Invalid UTF-8 (which Go would
+ * write as \ufffd) sets b->bad_text: the loader refuses it.
  */
 void obuf_quote(struct obuf *b, const char *s);
 

@@ -205,13 +205,18 @@ test_escaping(void)
 	size_t len;
 
 	ok(parse(R0 "{\"vf_address\":\"0000:e3:00.4\",\"failures\":[{"
-	    "\"instance_id\":\"a\\\"b\\\\c\\n\\u0001\\u007f</é>\","
+	    "\"instance_id\":\"a\\\"b\\\\c\\n\\b\\f\\u0001\\u007f</é>&\","
+	    "\"assigned_at\":\"\\u2028\\u2029\\u2027\","
 	    "\"reported_at\":\"2026-08-20T15:00:00Z\"}]}]}", &h, why,
 	    sizeof(why)) == 0, "odd bytes in instance_id load");
 	out = health_dump(&h, &len);
 	ok(out != NULL && strstr(out, "\"instance_id\": \"a\\\"b\\\\c\\n"
-	    "\\u0001\\u007f</é>\"") != NULL,
-	    "written with jq's escapes, UTF-8 and </> raw");
+	    "\\u0008\\u000c\\u0001\x7f\\u003c/é\\u003e\\u0026\"") != NULL,
+	    "written with Go's escapes: \\u0008 \\u000c, DEL and UTF-8 raw, "
+	    "<>& as \\u003c \\u003e \\u0026");
+	ok(out != NULL && strstr(out, "\"assigned_at\": \"\\u2028\\u2029"
+	    "\xe2\x80\xa7\"") != NULL,
+	    "U+2028 and U+2029 escaped as Go does, U+2027 raw");
 	free(out);
 	health_free(&h);
 }
