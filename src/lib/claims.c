@@ -222,17 +222,12 @@ claims_dump(const struct claims *c, size_t *len)
 	struct obuf b = { 0 };
 	size_t i;
 
-	obuf_str(&b, "{\n  \"version\": 1,\n  \"claims\": [");
+	obuf_doc_begin(&b, "claims");
 	for (i = 0; i < c->n; i++) {
-		if (i > 0)
-			obuf_put(&b, ",", 1);
-		obuf_indent(&b, 2);
+		obuf_item(&b, i, 2);
 		dump_claim(&b, &c->v[i]);
 	}
-	if (c->n > 0)
-		obuf_indent(&b, 1);
-	obuf_str(&b, "]\n}");
-	return obuf_finish(&b, len);
+	return obuf_doc_end(&b, c->n, len);
 }
 
 int

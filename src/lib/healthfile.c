@@ -289,13 +289,10 @@ dump_record(struct obuf *b, const struct vf_record *r, int depth)
 		obuf_key(b, depth + 1, "failures", &first);
 		obuf_put(b, "[", 1);
 		for (j = 0; j < r->nfailures; j++) {
-			if (j > 0)
-				obuf_put(b, ",", 1);
-			obuf_indent(b, depth + 2);
+			obuf_item(b, j, depth + 2);
 			dump_failure(b, &r->failures[j], depth + 2);
 		}
-		obuf_indent(b, depth + 1);
-		obuf_put(b, "]", 1);
+		obuf_array_end(b, r->nfailures, depth + 1);
 	}
 	if (r->quarantined) {
 		obuf_key(b, depth + 1, "quarantined_at", &first);
@@ -312,17 +309,12 @@ health_dump(const struct health *h, size_t *len)
 	struct obuf b = { 0 };
 	size_t i;
 
-	obuf_str(&b, "{\n  \"version\": 1,\n  \"records\": [");
+	obuf_doc_begin(&b, "records");
 	for (i = 0; i < h->n; i++) {
-		if (i > 0)
-			obuf_put(&b, ",", 1);
-		obuf_indent(&b, 2);
+		obuf_item(&b, i, 2);
 		dump_record(&b, &h->recs[i], 2);
 	}
-	if (h->n > 0)
-		obuf_indent(&b, 1);
-	obuf_str(&b, "]\n}");
-	return obuf_finish(&b, len);
+	return obuf_doc_end(&b, h->n, len);
 }
 
 /* --- loading, saving, queries ----------------------------------------- */

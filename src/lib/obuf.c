@@ -113,6 +113,42 @@ obuf_key(struct obuf *b, int depth, const char *key, bool *first)
 	obuf_put(b, ": ", 2);
 }
 
+void
+obuf_item(struct obuf *b, size_t i, int depth)
+{
+	if (i > 0)
+		obuf_put(b, ",", 1);
+	obuf_indent(b, depth);
+}
+
+void
+obuf_array_end(struct obuf *b, size_t n, int depth)
+{
+	if (n > 0)
+		obuf_indent(b, depth);
+	obuf_put(b, "]", 1);
+}
+
+void
+obuf_doc_begin(struct obuf *b, const char *arrkey)
+{
+	bool first = true;
+
+	obuf_put(b, "{", 1);
+	obuf_key(b, 1, "version", &first);
+	obuf_put(b, "1", 1);
+	obuf_key(b, 1, arrkey, &first);
+	obuf_put(b, "[", 1);
+}
+
+char *
+obuf_doc_end(struct obuf *b, size_t n, size_t *len)
+{
+	obuf_array_end(b, n, 1);
+	obuf_str(b, "\n}");
+	return obuf_finish(b, len);
+}
+
 char *
 obuf_finish(struct obuf *b, size_t *len)
 {

@@ -41,6 +41,20 @@ void obuf_quote(struct obuf *b, const char *s);
 /* An object member's start: ",\n" (not for the first), indent, "key": */
 void obuf_key(struct obuf *b, int depth, const char *key, bool *first);
 
+/* Starts item i of an array at depth: ",\n" (not for the first), indent. */
+void obuf_item(struct obuf *b, size_t i, int depth);
+
+/* Closes an array of n items whose "[" is at depth ("[]" when empty). */
+void obuf_array_end(struct obuf *b, size_t n, int depth);
+
+/*
+ * A store document, {"version": 1, "KEY": [...]}: obuf_doc_begin() writes
+ * it up to the "[" of KEY's array, the caller the n items (obuf_item() at
+ * depth 2), obuf_doc_end() the rest, then returns obuf_finish().
+ */
+void obuf_doc_begin(struct obuf *b, const char *arrkey);
+char *obuf_doc_end(struct obuf *b, size_t n, size_t *len);
+
 /*
  * The text (*len bytes, NUL-terminated) for the caller to free, or NULL
  * with errno ENOMEM (b->failed) or EILSEQ (b->bad_text); the buffer is
