@@ -10,7 +10,9 @@ a Makefile. Prints one "FILE:LINE: RULE: message" per finding and exits 1
 when there is one, 0 when there is none, 2 on a usage error.
 
 Bats runs a test body under `set -e` and judges the test by the status of
-its last command. The rules (each names the way a check is lost):
+its last command; setup and setup_file likewise, so the first four rules
+apply to their bodies too ("test body" below). The rules (each names the
+way a check is lost):
 
 and-list   An and-or list whose last operator is `&&` (`[ a ] && [ b ]`,
            `cmd && [ x ]`), anywhere in a @test body except: the body's
@@ -61,6 +63,7 @@ RUN_ASSERTS = {
     'assert_line', 'refute_line', 'assert_stderr', 'refute_stderr',
     'assert_stderr_line', 'refute_stderr_line',
 }
+SET_E_HOOKS = ('setup', 'setup_file')     # checked like test bodies
 CONTROL = {'skip', 'fail', 'false', 'return', 'exit', 'break', 'continue'}
 PRINTERS = {'echo', 'printf'}
 BATS_LIB = re.compile(
@@ -743,7 +746,7 @@ class Linter:
     def lint_bats(self, path, items, names):
         self.path = path
         for fn in functions(items):
-            if fn.name not in names:
+            if fn.name not in names and fn.name not in SET_E_HOOKS:
                 continue
             body = fn.body.body if fn.body.kind == 'group' else [fn.body]
             self.walk_list(body, True)
