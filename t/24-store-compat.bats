@@ -100,16 +100,25 @@ loads() {
 	loads 1
 }
 
-# --- the loader: differences store.md states ----------------------------
-
-@test "differs: 10 or more fraction digits and a ',' fraction are refused (upstream truncates / accepts)" {
-	health_with_quarantine '"2026-08-20T15:00:31.1234567891Z"'
-	unavailable 'unmarshal VF health state: parsing time "2026-08-20T15:00:31.1234567891Z": not an RFC 3339 timestamp'
-	health_with_quarantine '"2026-08-20T15:00:31,5Z"'
-	unavailable 'unmarshal VF health state: parsing time "2026-08-20T15:00:31,5Z": not an RFC 3339 timestamp'
-	health_with_quarantine '"2026-08-20T15:00:31.123456789Z"'
+@test "like upstream: 10 or more fraction digits are cut to nanoseconds, a ',' fraction is read" {
+	T=$BATS_TEST_TMPDIR
+	health_with_quarantine '"2026-08-20T15:00:31.1234567891999Z"'
 	loads 1
+	run -0 rewrite health "$HEALTH"
+	run -0 jq -r '.records[0].quarantined_at' "$T/out"
+	assert_output 2026-08-20T15:00:31.123456789Z
+	health_with_quarantine '"2026-08-20T15:00:31,5+01:00"'
+	loads 1
+	run -0 rewrite health "$HEALTH"
+	run -0 jq -r '.records[0].quarantined_at' "$T/out"
+	assert_output 2026-08-20T14:00:31.5Z
+	health_with_quarantine '"2026-08-20T15:00:31,Z"'
+	unavailable 'unmarshal VF health state: parsing time "2026-08-20T15:00:31,Z": not an RFC 3339 timestamp'
+	health_with_quarantine '"2026-08-20T15:00:31.5"'
+	unavailable 'unmarshal VF health state: parsing time "2026-08-20T15:00:31.5": not an RFC 3339 timestamp'
 }
+
+# --- the loader: differences store.md states ----------------------------
 
 @test "differs: keys match exactly (upstream folds case: Version, RECORDS, VF_Address)" {
 	put_health '{"Version":1,"records":[]}'

@@ -16,6 +16,9 @@
 #include "jsondoc.h"
 #include "timefmt.h"
 
+/* The length of "2026-08-20T15:00:31", where a fraction may follow. */
+#define SECONDS_END 19
+
 int
 jsondoc_why(char *why, size_t whylen, const char *fmt, ...)
 {
@@ -109,6 +112,30 @@ jsondoc_str(const json_t *obj, const char *key, const char **out,
 	return 0;
 }
 
+/*
+ * timefmt_parse() with Go's time.Parse(RFC3339) rules: an upper-case T
+ * and Z only, '.' or ',' before the fraction, and any number of fraction
+ * digits, cut (not rounded) to nanoseconds.
+ */
+static int
+go_time_parse(const char *s, struct timespec *ts)
+{
+	char buf[64];
+	size_t n;
+
+	if (strpbrk(s, "tz") != NULL)
+		return -1;
+	if (strlen(s) <= SECONDS_END || (s[SECONDS_END] != '.' &&
+	    s[SECONDS_END] != ','))
+		return timefmt_parse(s, ts);
+	n = strspn(s + SECONDS_END + 1, "0123456789");
+	if (snprintf(buf, sizeof(buf), "%.*s.%.*s%s", SECONDS_END, s,
+	    (int)(n < 9 ? n : 9), s + SECONDS_END + 1,
+	    s + SECONDS_END + 1 + n) >= (int)sizeof(buf))
+		return -1;
+	return timefmt_parse(buf, ts);
+}
+
 int
 jsondoc_time(const json_t *obj, const char *key, struct timespec *ts,
     bool *set, const char *noun, char *why, size_t whylen)
@@ -121,8 +148,7 @@ jsondoc_time(const json_t *obj, const char *key, struct timespec *ts,
 		return -1;
 	if (s == NULL)
 		return 0;
-	/* Go's time.Parse wants the upper-case T and Z of RFC3339. */
-	if (strpbrk(s, "tz") != NULL || timefmt_parse(s, ts) < 0)
+	if (go_time_parse(s, ts) < 0)
 		return jsondoc_why(why, whylen, "unmarshal %s: parsing time "
 		    "\"%s\": not an RFC 3339 timestamp", noun, s);
 	*set = true;

@@ -50,8 +50,9 @@ int jsondoc_str(const json_t *obj, const char *key, const char **out,
     const char *noun, char *why, size_t whylen);
 
 /* A timestamp member: absent/null -> *set false; a string that is not
- * RFC 3339 (T and Z upper case) is an unmarshal error, as Go's
- * time.Time.UnmarshalJSON makes it. */
+ * RFC 3339 as Go's time.Time.UnmarshalJSON reads it (T and Z upper case;
+ * a '.' or ',' fraction of any length, cut to nanoseconds) is an
+ * unmarshal error. */
 int jsondoc_time(const json_t *obj, const char *key, struct timespec *ts,
     bool *set, const char *noun, char *why, size_t whylen);
 
