@@ -1,7 +1,7 @@
 /*
  * store.c - unit tests (TAP) for the health store and claims ledger
- * parsers and writers: upstream's validation texts, the jq --indent 2
- * layout, round trips and the claims helpers.
+ * parsers and writers: upstream's validation texts, Go's MarshalIndent
+ * layout and escaping, round trips and the claims helpers.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,6 +221,38 @@ test_escaping(void)
 	health_free(&h);
 }
 
+/* The nanoseconds of quarantined_at T, or -1 when the file is refused. */
+static long
+quarantine_nsec(const char *t)
+{
+	char text[256], why[512];
+	struct health h;
+	long ns;
+
+	snprintf(text, sizeof(text), R0 "{\"vf_address\":\"0000:e3:00.4\","
+	    "\"quarantined_at\":\"%s\"}]}", t);
+	if (parse(text, &h, why, sizeof(why)) < 0)
+		return -1;
+	ns = h.recs[0].quarantined_at.tv_nsec;
+	health_free(&h);
+	return ns;
+}
+
+static void
+test_go_timestamps(void)
+{
+	ok(quarantine_nsec("2026-08-20T15:00:31,5Z") == 500000000,
+	    "a ',' fraction reads as Go reads it");
+	ok(quarantine_nsec("2026-08-20T15:00:31.1234567899Z") == 123456789,
+	    "10 fraction digits are cut, not rounded, to nanoseconds");
+	ok(quarantine_nsec("2026-08-20T15:00:31.Z") == -1 &&
+	    quarantine_nsec("2026-08-20T15:00:31,Z") == -1,
+	    "a fraction needs a digit");
+	ok(quarantine_nsec("2026-08-20t15:00:31Z") == -1 &&
+	    quarantine_nsec("2026-08-20T15:00:31z") == -1,
+	    "lowercase t and z are refused, as in Go");
+}
+
 static void
 test_record_json(void)
 {
@@ -328,6 +360,7 @@ main(void)
 	test_example_roundtrip();
 	test_offsets_and_order();
 	test_escaping();
+	test_go_timestamps();
 	test_record_json();
 	test_claims_validation();
 	test_claims_roundtrip();
