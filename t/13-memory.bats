@@ -138,6 +138,7 @@ capped() {
 }
 
 @test "sentinel-poll --once polls all 256 claims under the cap" {
+	need_tool socat
 	socat "UNIX-LISTEN:$T/ctl,fork" /dev/null 2>/dev/null 3>&- &
 	PIDS="$PIDS $!"
 	wait_for test -S "$T/ctl"
@@ -151,6 +152,7 @@ capped() {
 }
 
 @test "the guest programs work under the cap" {
+	need_tool socat
 	run -0 --separate-stderr capped kmsg-watch --no-pci-check \
 	    --kmsg "$VFS_ROOT/t/fixtures/kmsg/upstream.kmsg"
 	assert_output "$(cat "$VFS_ROOT/t/fixtures/kmsg/upstream.expected")"

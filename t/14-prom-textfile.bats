@@ -25,9 +25,7 @@ teardown() {
 
 # need_tools: promtool and node_exporter, from tools/deps.sh (make deps).
 need_tools() {
-	[ -x "$VFS_TOOLS/promtool" ] || skip "promtool missing (make deps)"
-	[ -x "$VFS_TOOLS/prometheus-node-exporter" ] ||
-	    skip "node_exporter missing (make deps)"
+	need_tool promtool prometheus-node-exporter
 }
 
 # version NAME SAMPLES: a valid exposition with SAMPLES series.

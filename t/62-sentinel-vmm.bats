@@ -11,8 +11,7 @@ load lib/sentinel
 TS0='2026-08-19T08:00:00Z'
 
 setup() {
-	command -v qemu-system-x86_64 >/dev/null ||
-	    skip "qemu-system-x86_64 missing (tools/deps.sh: qemu-system-x86)"
+	need_tool qemu-system-x86_64 socat
 	vfs_setup
 	sentinel_setup
 }

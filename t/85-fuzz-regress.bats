@@ -79,6 +79,7 @@ replay() {
 }
 
 @test "finding guestcheck/early-reply: a guest that answers with the VMM's OK line is heard at once" {
+	need_tool socat
 	mk_card "$SYSFS" 0000:e3:00.0
 	mk_vf "$SYSFS" 0000:e3:00.0 0000:e3:00.4
 	# A hybrid-vsock VMM whose guest speaks first: OK and the reply leave

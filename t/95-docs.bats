@@ -34,6 +34,7 @@ man_text() {
 }
 
 @test "every man page is clean under mandoc -Tlint -W warning" {
+	need_tool mandoc
 	local m n=0
 	for m in "$MAN"/*.1; do
 		run mandoc -Tlint -W warning "$m"
@@ -44,6 +45,7 @@ man_text() {
 }
 
 @test "every option of --help is documented in the man page" {
+	need_tool mandoc
 	local p o text errs=
 	for p in $PROGS; do
 		if [ ! -f "$MAN/$p.1" ]; then
@@ -59,6 +61,7 @@ man_text() {
 }
 
 @test "the SYNOPSIS names only options of the usage text" {
+	need_tool mandoc
 	local p o syn help errs=
 	for p in $PROGS; do
 		if [ ! -f "$MAN/$p.1" ]; then
@@ -78,6 +81,7 @@ man_text() {
 }
 
 @test "the man page names the program and its version line matches" {
+	need_tool mandoc
 	local p
 	for p in $PROGS; do
 		man_text "$MAN/$p.1" | grep -q "^NAME" || fail "$p.1: no NAME"

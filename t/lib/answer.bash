@@ -13,6 +13,7 @@ NVRM2='NVRM: GPU 0000:00:03.0: RmInitAdapter failed! (0x26:0xffff:1482)'
 
 # answer_setup: call from setup() after vfs_setup.
 answer_setup() {
+	need_tool socat
 	SOCK=$T/s
 	echo "boot-1111" >"$T/boot_id"
 	export SOCK

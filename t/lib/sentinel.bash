@@ -11,6 +11,7 @@ TS2='2026-08-21T09:30:00.5Z'
 # VMM control socket $CTL (a real listener, see ctl_listen).
 sentinel_setup() {
 	local n
+	need_tool socat
 	G=$T/g
 	CTL=$G/ctl
 	TARGETS=$T/targets

@@ -7,6 +7,10 @@
 #
 # Logs: BUILD/valgrind/logs/PROG.PID.log (empty when clean).
 set -u
+if ! command -v valgrind >/dev/null; then
+	echo "valgrind-check: valgrind missing (make deps installs it)" >&2
+	exit 1
+fi
 build=$1
 bin=$(cd "$2" && pwd)
 shift 2
