@@ -15,18 +15,18 @@ apply to their bodies too ("test body" below). The rules (each names the
 way a check is lost):
 
 and-list   An and-or list whose last operator is `&&` (`[ a ] && [ b ]`,
-           `cmd && [ x ]`), anywhere in a @test body except: the body's
-           last command; the last command of a `{ }` group, `if` branch or
-           `case` branch that is itself in last position; the last
-           command of a `( )` subshell (its status is checked); a
-           condition of `if`/`elif`/`while`/`until`; the left side of
+           `cmd && [ x ]`): `set -e` ignores the failure of any command
+           before the final `&&`. Flagged anywhere in a test body except:
+           the body's last command; the last command of a `{ }` group,
+           `if` branch or `case` branch that is itself in last position;
+           the last command of a `( )` subshell (its status is checked);
+           a condition of `if`/`elif`/`while`/`until`; the left side of
            another `&&`/`||`; a pipeline element other than the last; a
            list ending in a control command (`&& skip ...`, `fail`,
            `false`, `return`, `exit`, `break`, `continue`) or in an
-           assignment (`&& x=1`), which are conditions, not assertions. `set -e`
-           ignores the failure of any command before the final `&&`.
-           Loop bodies are never in last position (only the last
-           iteration would count). Write one test per line, or
+           assignment (`&& x=1`), which are conditions, not assertions.
+           A loop body is never in last position (only the last
+           iteration would count). Write one check per line, or
            `if ...; then ...; fi`.
 or-echo    `cmd || echo ...` or `|| printf ...` where set -e applies: the
            echo succeeds, so the failure of cmd is swallowed. Write
@@ -358,14 +358,14 @@ class Parser:
 
     def expect_word(self, val):
         if not self.is_word(val):
-            raise ParseError(self.cur().line,
-                             'expected "%s", found "%s"' % (val, self.cur().val))
+            raise ParseError(self.cur().line, 'expected "%s", found "%s"'
+                             % (val, self.cur().val))
         self.take()
 
     def expect_op(self, val):
         if not self.is_op(val):
-            raise ParseError(self.cur().line,
-                             'expected "%s", found "%s"' % (val, self.cur().val))
+            raise ParseError(self.cur().line, 'expected "%s", found "%s"'
+                             % (val, self.cur().val))
         self.take()
 
     def newlines(self):
@@ -768,9 +768,9 @@ class Linter:
             while value.endswith('\\') and i + 1 < len(lines):
                 i += 1
                 value = value[:-1] + ' ' + lines[i]
-            # (make ends a comment at the first unescaped #, even on a
-            # continued line: what follows is comment too)
             i += 1
+            # As make does: a comment runs from the first unescaped # to
+            # the end of the (continued) line.
             value = re.sub(r'(?<!\\)#.*$', '', value)
             for word in value.split():
                 word = word.rstrip(')')
