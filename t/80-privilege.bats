@@ -90,6 +90,7 @@ mode() {
 # answer_service USER: vfsentinel-answer under runit on a Unix socket in
 # $R/run, with env/VFSENTINEL_USER=USER; sets APID when it answers.
 answer_service() {
+	need_tool socat
 	runit_copy vfsentinel-answer
 	runit_test_path vfsentinel-answer
 	: >"$R/vfsentinel.conf"
@@ -214,6 +215,7 @@ host_service() {
 
 @test "vfsentinel-sentinel polls and records as its user when it owns DATA_DIR/gpu" {
 	id nobody >/dev/null || skip "no user nobody"
+	need_tool socat
 	host_conf
 	chown nobody "$R/data/gpu" "$R/prom" "$R/g"
 	# The VM's control socket: a real listener (SPEC 4.4 VMM liveness).
