@@ -35,8 +35,8 @@ two_vfs() {
 	run -0 --separate-stderr pick --profile "$P12"
 	run jq -c 'del(.vf_address)' <<<"$output"
 	assert_output '{"card":"0000:e3:00.0","profile":"NVIDIA L40S-12Q","type_id":"1160"}'
-	[ -z "$(ls -A "$DATA/gpu")" ]
-	[ "$(current 0000:e3:00.4)$(current 0000:e3:00.5)" = 00 ]
+	assert_equal "$(ls -A "$DATA/gpu")" lock
+	assert_equal "$(current 0000:e3:00.4)$(current 0000:e3:00.5)" 00
 }
 
 @test "a quarantined VF is never chosen; with only it left there is no VF" {
