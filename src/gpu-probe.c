@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -147,15 +148,20 @@ emit(struct probe *p, const char *event, const char *key, const char *text,
 	return rc;
 }
 
-/* The child's side of an attempt: own group, plain signals, stdin
- * /dev/null, stdout and stderr the pipe; then the method's work. */
+/* The child's side of an attempt: own group, dies with the probe,
+ * plain signals, stdin /dev/null, stdout and stderr the pipe; then the
+ * method's work. */
 static noreturn void
-child_run(const struct probe *p, char *buf, int out)
+child_run(const struct probe *p, char *buf, int out, pid_t parent)
 {
 	sigset_t none;
 	int null, rc;
 
 	setpgid(0, 0);
+	/* A kill -9 of gpu-probe must not leave its attempt running
+	 * (SPEC 5); getppid() catches a parent that died before this. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(127);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);	/* SIG_IGN would survive the exec */
@@ -179,6 +185,7 @@ child_run(const struct probe *p, char *buf, int out)
 static int
 attempt_start(const struct probe *p, struct attempt *a)
 {
+	pid_t self = getpid();
 	int pfd[2];
 
 	a->len = 0;
@@ -187,7 +194,7 @@ attempt_start(const struct probe *p, struct attempt *a)
 		return -1;
 	a->pid = fork();
 	if (a->pid == 0)
-		child_run(p, a->out, pfd[1]);
+		child_run(p, a->out, pfd[1], self);
 	close(pfd[1]);
 	if (a->pid < 0) {
 		close(pfd[0]);
