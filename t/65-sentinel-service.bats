@@ -32,11 +32,19 @@ teardown() {
 	sentinel_teardown
 }
 
-# stage NAME: the pid of the service's sentinel-poll or vfstore.
+# stage NAME: the pid of the service's sentinel-poll or vfstore: ./run's
+# process (apply, since run execs into it) or one below it.
 stage() {
-	local run
+	local run pid ppid comm start
 	run=$(runit_pid $SVC)
-	[ -n "$run" ] && pgrep -P "$run" -x "$1"
+	[ -n "$run" ] || return 1
+	while read -r pid ppid comm start; do
+		if [ "$comm" = "$1" ] && runit_descends "$pid" "$run"; then
+			echo "$pid"
+			return 0
+		fi
+	done <<<"$(runit_procs $SVC)"
+	return 1
 }
 
 # new_stage NAME OLD: a running NAME with a pid other than OLD.
