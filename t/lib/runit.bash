@@ -122,5 +122,102 @@ runit_teardown() {
 		wait "$RUNIT_PID" 2>/dev/null || true
 	fi
 	sv -w 3 force-shutdown "$RUNIT_SV"/* >/dev/null 2>&1 || true
+	runit_sweep
 	RUNIT_PID=
+}
+
+# runit_sweep: SIGKILL to whatever of the services still lives (orphans
+# of a failed test hold the log pipe, which keeps svlogd and runsv up).
+runit_sweep() {
+	local s pid rest
+	for s in "$RUNIT_SV"/*; do
+		[ -d "$s" ] || continue
+		while read -r pid rest; do
+			[ -z "$pid" ] || kill -KILL "$pid" 2>/dev/null || true
+		done <<<"$(runit_procs "${s##*/}")"
+	done
+}
+
+# --- Orphans (SPEC 5: after sv kill or kill -9 of any process of a
+# service, 2 s later exactly one instance runs, nothing of the old one).
+
+# runit_tag NAME: puts VFS_RUNIT_TAG=<the service dir> in NAME's env/;
+# every process ./run starts inherits it, orphans too (runit_procs).
+runit_tag() {
+	runit_env "$1" VFS_RUNIT_TAG "$RUNIT_SV/$1"
+}
+
+# runit_procs NAME: the live (not zombie) processes of service NAME,
+# wherever they are in the process tree, one "PID PPID COMM START" line
+# each (START: the start time, field 22 of /proc/PID/stat): those that
+# carry NAME's tag (runit_tag) or whose working directory is the service
+# dir or its log/ (runsv starts ./run, ./finish and log/run there), and
+# NAME's runsv itself (comm runsv).
+runit_procs() {
+	local dir=$RUNIT_SV/$1 pid s comm
+	local -a f
+	for pid in $({
+		grep -lzx "VFS_RUNIT_TAG=$dir" /proc/[0-9]*/environ
+		find /proc -mindepth 2 -maxdepth 2 -name cwd \
+		    \( -lname "$dir" -o -lname "$dir/log" \)
+	} 2>/dev/null | cut -d/ -f3 | sort -un); do
+		read -r s 2>/dev/null <"/proc/$pid/stat" || continue
+		comm=${s#*\(}
+		comm=${comm%\)*}
+		read -ra f <<<"${s##*) }"
+		[ "${f[0]}" != Z ] || continue
+		echo "$pid ${f[1]} $comm ${f[19]}"
+	done
+}
+
+# runit_descends PID ANCESTOR: PID is ANCESTOR or one of its descendants.
+runit_descends() {
+	local p=$1 s
+	local -a f
+	while [ "${p:-0}" -gt 1 ]; do
+		[ "$p" = "$2" ] && return 0
+		read -r s 2>/dev/null <"/proc/$p/stat" || return 1
+		read -ra f <<<"${s##*) }"
+		p=${f[1]}
+	done
+	return 1
+}
+
+# runit_strays NAME: prints "PID COMM" for every process of NAME
+# (runit_procs) that does not descend from NAME's runsv: what a killed
+# instance left behind. Nothing when there is none.
+runit_strays() {
+	local procs sup pid ppid comm start
+	procs=$(runit_procs "$1")
+	sup=$(awk '$3 == "runsv" { print $1 }' <<<"$procs")
+	while read -r pid ppid comm start; do
+		[ -n "$pid" ] && [ "$comm" != runsv ] || continue
+		if [ -z "$sup" ] || ! runit_descends "$pid" "$sup"; then
+			echo "$pid $comm"
+		fi
+	done <<<"$procs"
+}
+
+# runit_count NAME COMM: how many processes of NAME have COMM.
+runit_count() {
+	runit_procs "$1" | awk -v c="$2" '$3 == c { n++ } END { print n + 0 }'
+}
+
+# runit_one NAME COMM...: NAME runs exactly one process of each COMM
+# (for wait_for).
+runit_one() {
+	local n=$1 c
+	shift
+	for c in "$@"; do
+		[ "$(runit_count "$n" "$c")" = 1 ] || return 1
+	done
+}
+
+# runit_alive PID START: that process (pid and start time) still lives.
+runit_alive() {
+	local s
+	local -a f
+	read -r s 2>/dev/null <"/proc/$1/stat" || return 1
+	read -ra f <<<"${s##*) }"
+	[ "${f[0]}" != Z ] && [ "${f[19]}" = "$2" ]
 }
