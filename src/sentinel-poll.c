@@ -35,10 +35,9 @@
 
 #include <jansson.h>
 
+#include "checkpool.h"
 #include "cli.h"
 #include "conf.h"
-#include "endpoint.h"
-#include "guestcheck.h"
 #include "guestproto.h"
 #include "io.h"
 #include "jsonl.h"
@@ -71,29 +70,10 @@ enum {
 	OPT_PROC_ROOT
 };
 
-enum verdict {
-	V_OK,
-	V_FAILED,
-	V_UNKNOWN,
-	V_RPC_ERROR,
-	V_UNSUPPORTED
-};
-
-static const char *const verdict_names[] = {
-	"ok", "failed", "unknown", "rpc_error", "unsupported_agent"
-};
-
-/* One check in flight; gc.fd -1 marks a free slot. */
-struct check {
-	struct guestcheck gc;
-	const struct target *t;		/* borrowed from the scan's list */
-	long long deadline;		/* io_now_ms() */
-};
-
 /* A failed/ok result waiting for its assignment to be confirmed. */
 struct pending {
 	const struct target *t;		/* borrowed from the scan's list */
-	enum verdict v;
+	enum checkpool_verdict v;
 	char *nvrm;			/* owned, NULL for ok */
 };
 
@@ -107,8 +87,7 @@ struct poller {
 	struct targets_source source;	/* path NULL: the ledger; "-": stdin */
 	const char *proc_root;		/* PROC is PROC_ROOT/proc */
 	struct targets stdin_targets;	/* --targets -, read once */
-	struct check *slots;		/* owned, concurrency of them */
-	struct pollfd *pfds;		/* owned, concurrency + 1 */
+	struct checkpool pool;		/* concurrency checks, tags: targets */
 	struct pending *pend;		/* owned */
 	size_t npend;
 	long long pend_since;
@@ -117,7 +96,7 @@ struct poller {
 	bool peer_gone;			/* stdout's reader went away */
 	bool out_failed;		/* stdout broke: exit 74 */
 	struct target_marks skipped;	/* VMM not alive, warned about */
-	bool table_warned;		/* PROC/net/unix unreadable, said once */
+	bool table_warned;		/* PROC/net/unix unreadable, warned */
 	size_t listed, polled;		/* targets of the last scan */
 };
 
@@ -272,16 +251,16 @@ emit_list_error(struct poller *p, const char *why)
 
 /* detail is the nvrm of a failed check or the error of an rpc_error. */
 static void
-emit_check(struct poller *p, const struct target *t, enum verdict v,
-    const char *detail)
+emit_check(struct poller *p, const struct target *t,
+    enum checkpool_verdict v, const char *detail)
 {
 	json_t *o;
 
-	o = json_pack("{s:s, s:s, s:s, s:s}", "check", verdict_names[v],
-	    "vf_address", t->vf, "instance_id", t->instance_id,
-	    "assigned_at", t->claimed_at);
+	o = json_pack("{s:s, s:s, s:s, s:s}", "check",
+	    checkpool_verdict_name(v), "vf_address", t->vf, "instance_id",
+	    t->instance_id, "assigned_at", t->claimed_at);
 	if (o != NULL && detail != NULL)
-		json_object_set_new(o, v == V_FAILED ? "nvrm" : "error",
+		json_object_set_new(o, v == CP_FAILED ? "nvrm" : "error",
 		    jsonl_string_lossy(detail, strlen(detail)));
 	emit(p, o);
 }
@@ -291,16 +270,16 @@ emit_check(struct poller *p, const struct target *t, enum verdict v,
  * others are written at once. Out of memory is fatal (71).
  */
 static void
-record(struct poller *p, const struct target *t, enum verdict v,
-    const char *detail)
+record(struct poller *p, const struct target *t,
+    enum checkpool_verdict v, const char *detail)
 {
 	struct pending *pe;
 
-	if (v == V_RPC_ERROR)
+	if (v == CP_RPC_ERROR)
 		log_msg(LVL_DEBUG, "cannot query the guest agent",
 		    "{s:s, s:s}", "instance_id", t->instance_id, "error",
 		    detail);
-	if (v != V_FAILED && v != V_OK) {
+	if (v != CP_FAILED && v != CP_OK) {
 		emit_check(p, t, v, detail);
 		return;
 	}
@@ -312,7 +291,7 @@ record(struct poller *p, const struct target *t, enum verdict v,
 	pe->t = t;
 	pe->v = v;
 	pe->nvrm = NULL;
-	if (v == V_FAILED && (pe->nvrm = strdup(detail ? detail : "")) == NULL)
+	if (v == CP_FAILED && (pe->nvrm = strdup(detail ? detail : "")) == NULL)
 		die(EX_OSERR, "out of memory", NULL);
 	if (p->npend++ == 0)
 		p->pend_since = io_now_ms();
@@ -328,7 +307,7 @@ confirm(struct poller *p, const struct pending *pe,
     const struct targets *now, const char *why)
 {
 	const struct target *t = pe->t, *cur;
-	const char *action = pe->v == V_FAILED ? "init_failure" :
+	const char *action = pe->v == CP_FAILED ? "init_failure" :
 	    "init_success";
 
 	if (now == NULL) {
@@ -370,111 +349,12 @@ flush_pending(struct poller *p)
 
 /* --- guest checks ------------------------------------------------------- */
 
-/*
- * Classifies one reply line (guest_reply_parse); *detail is borrowed
- * from r: the nvrm of failed, the error of rpc_error, else NULL.
- */
-static enum verdict
-classify_reply(const char *line, size_t len, struct guest_reply *r,
-    const char **detail)
-{
-	*detail = NULL;
-	if (guest_reply_parse(line, len, r) == -1) {
-		*detail = r->message;
-		return V_RPC_ERROR;
-	}
-	if (r->kind == GUEST_REPLY_UNSUPPORTED)
-		return V_UNSUPPORTED;
-	if (r->state == GUEST_OK)
-		return V_OK;
-	if (r->state == GUEST_UNKNOWN)
-		return V_UNKNOWN;
-	*detail = r->message;
-	return V_FAILED;
-}
-
-/* Ends a check: frees the slot and records the verdict. */
+/* A check ended (checkpool_done_fn): record its verdict. */
 static void
-check_done(struct poller *p, struct check *c, enum verdict v,
+check_done(void *arg, const void *tag, enum checkpool_verdict v,
     const char *detail)
 {
-	guestcheck_end(&c->gc);
-	record(p, c->t, v, detail);
-}
-
-static void
-check_reply(struct poller *p, struct check *c)
-{
-	struct guest_reply *r;
-	const char *detail;
-	char why[256];
-	enum verdict v;
-
-	/* The reply holds an 8 KiB message: keep it off the stack. */
-	if ((r = malloc(sizeof(*r))) == NULL) {
-		snprintf(why, sizeof(why), "read: %s", strerror(ENOMEM));
-		check_done(p, c, V_RPC_ERROR, why);
-		return;
-	}
-	v = classify_reply(c->gc.buf, c->gc.reply_len, r, &detail);
-	check_done(p, c, v, detail);
-	free(r);
-}
-
-/*
- * Parses a target's endpoint. A vsock endpoint of just a CID dials the
- * configured guest.vsock_port, the port vsock-answer listens on.
- */
-static int
-parse_target_endpoint(const struct poller *p, const char *s,
-    struct endpoint *ep)
-{
-	char buf[64];
-	int n;
-
-	if (endpoint_parse(s, ep) == 0)
-		return 0;
-	if (strncmp(s, "vsock:", 6) != 0 || strchr(s + 6, ':') != NULL)
-		return -1;
-	n = snprintf(buf, sizeof(buf), "%s:%u", s, p->conf.vsock_port);
-	if (n < 0 || (size_t)n >= sizeof(buf))
-		return -1;
-	return endpoint_parse(buf, ep);
-}
-
-/* Opens the connection of one check. True if it is now in flight. */
-static bool
-check_start(struct poller *p, struct check *c, const struct target *t)
-{
-	struct endpoint ep;
-
-	c->t = t;
-	c->gc.fd = -1;
-	c->deadline = io_now_ms() + p->timeout * 1000LL;
-	if (parse_target_endpoint(p, t->vsock, &ep) == -1) {
-		check_done(p, c, V_RPC_ERROR, "invalid endpoint");
-		return false;
-	}
-	if (guestcheck_start(&c->gc, &ep, REQUEST) == -1) {
-		check_done(p, c, V_RPC_ERROR, c->gc.why);
-		return false;
-	}
-	return true;
-}
-
-static void
-check_event(struct poller *p, struct check *c)
-{
-	switch (guestcheck_advance(&c->gc)) {
-	case GC_BUSY:
-		break;
-	case GC_REPLY:
-		check_reply(p, c);
-		break;
-	case GC_FAILED:
-		check_done(p, c, V_RPC_ERROR, c->gc.why);
-		break;
-	}
+	record(arg, tag, v, detail);
 }
 
 /* --- the scan loop ------------------------------------------------------ */
@@ -509,78 +389,45 @@ wait_fds(struct poller *p, struct pollfd *pfds, size_t n, long long ms)
 
 /* Starts checks until the slots are full or the targets run out. */
 static void
-fill_slots(struct poller *p, const struct targets *ts, size_t *next,
-    size_t *busy)
+fill_slots(struct poller *p, const struct targets *ts, size_t *next)
 {
+	const struct target *t;
 	size_t i;
 
-	for (i = 0; i < p->concurrency && *next < ts->n; i++) {
-		if (p->slots[i].gc.fd != -1)
+	for (i = 0; i < p->pool.n && *next < ts->n; i++) {
+		if (p->pool.slots[i].gc.fd != -1)
 			continue;
-		if (check_start(p, &p->slots[i], &ts->v[(*next)++]))
-			(*busy)++;
+		t = &ts->v[(*next)++];
+		checkpool_start(&p->pool, i, t->vsock, p->conf.vsock_port,
+		    io_now_ms() + p->timeout * 1000LL, t, check_done, p);
 	}
 }
 
 /* One round: wait for events or the nearest deadline, then advance. */
 static void
-check_round(struct poller *p, size_t *busy)
+check_round(struct poller *p)
 {
-	long long now = io_now_ms(), first = now + 1000;
-	struct check *c;
-	size_t i;
+	long long ms = checkpool_prepare(&p->pool);
 
-	for (i = 0; i < p->concurrency; i++) {
-		c = &p->slots[i];
-		p->pfds[i].fd = c->gc.fd;
-		p->pfds[i].events = guestcheck_poll_events(&c->gc);
-		p->pfds[i].revents = 0;
-		if (c->gc.fd != -1 && c->deadline < first)
-			first = c->deadline;
-	}
-	if (wait_fds(p, p->pfds, p->concurrency, first - now) == -1 &&
-	    errno == EINTR)
+	if (wait_fds(p, p->pool.pfds, p->pool.n, ms) == -1 && errno == EINTR)
 		return;
-	now = io_now_ms();
-	for (i = 0; i < p->concurrency; i++) {
-		c = &p->slots[i];
-		if (c->gc.fd != -1 && p->pfds[i].revents != 0)
-			check_event(p, c);
-		if (c->gc.fd != -1 && now >= c->deadline)
-			check_done(p, c, V_RPC_ERROR,
-			    guestcheck_timeout_why(&c->gc));
-		if (c->gc.fd == -1 && p->pfds[i].fd != -1)
-			(*busy)--;
-	}
-}
-
-/* Abandons the checks in flight (SIGTERM, stdout gone). */
-static void
-abandon(struct poller *p)
-{
-	size_t i;
-
-	for (i = 0; i < p->concurrency; i++) {
-		if (p->slots[i].gc.fd != -1)
-			close(p->slots[i].gc.fd);
-		p->slots[i].gc.fd = -1;
-	}
+	checkpool_advance(&p->pool, check_done, p);
 }
 
 static void
 vsock_scan(struct poller *p, const struct targets *ts)
 {
-	size_t next = 0, busy = 0;
+	size_t next = 0;
 
-	while (!stopping(p) && (next < ts->n || busy > 0)) {
-		fill_slots(p, ts, &next, &busy);
-		if (busy > 0)
-			check_round(p, &busy);
+	while (!stopping(p) && (next < ts->n || p->pool.busy > 0)) {
+		fill_slots(p, ts, &next);
+		if (p->pool.busy > 0)
+			check_round(p);
 		if (p->npend > 0 && io_now_ms() - p->pend_since >=
 		    CONFIRM_EVERY_MS)
 			flush_pending(p);
 	}
-	abandon(p);
+	checkpool_abandon(&p->pool);
 }
 
 /* --- the console-log source --------------------------------------------- */
@@ -614,9 +461,9 @@ log_scan(struct poller *p, const struct targets *ts)
 		    log_error, NULL) == -1)
 			die(EX_OSERR, "out of memory", NULL);
 		if (f->lt.last == GUEST_MARKER_FAILED)
-			record(p, t, V_FAILED, f->lt.nvrm);
+			record(p, t, CP_FAILED, f->lt.nvrm);
 		else if (f->lt.last == GUEST_MARKER_OK)
-			record(p, t, V_OK, NULL);
+			record(p, t, CP_OK, NULL);
 	}
 	if (!stopping(p))
 		logtails_sweep(&p->tails);
@@ -800,16 +647,11 @@ static void
 poller_alloc(struct poller *p)
 {
 	struct targets_why why;
-	size_t i;
 
 	fit_fd_limit(p);
-	p->slots = calloc(p->concurrency, sizeof(*p->slots));
-	p->pfds = calloc(p->concurrency + 1, sizeof(*p->pfds));
-	if (!p->slots || !p->pfds ||
+	if (checkpool_init(&p->pool, p->concurrency, REQUEST) == -1 ||
 	    (p->log_source && logtails_init(&p->tails) == -1))
 		die(EX_OSERR, "out of memory", NULL);
-	for (i = 0; i < p->concurrency; i++)
-		p->slots[i].gc.fd = -1;
 	if (p->source.path != NULL && strcmp(p->source.path, "-") == 0 &&
 	    targets_read_fd(STDIN_FILENO, &p->stdin_targets, bad_line, NULL,
 	    &why) == -1)
@@ -822,15 +664,12 @@ poller_release(struct poller *p)
 {
 	size_t i;
 
-	for (i = 0; p->slots != NULL && i < p->concurrency; i++)
-		guestcheck_release(&p->slots[i].gc);
+	checkpool_release(&p->pool);
 	for (i = 0; i < p->npend; i++)
 		free(p->pend[i].nvrm);
 	target_marks_release(&p->skipped);
 	logtails_release(&p->tails);
 	free(p->pend);
-	free(p->slots);
-	free(p->pfds);
 	targets_free(&p->stdin_targets);
 }
 
