@@ -145,7 +145,7 @@ targets_parse_line(struct targets *ts, const char *line, size_t len,
 /* --- listing ------------------------------------------------------------ */
 
 /* Sets why's text; a reason longer than the buffer is cut, on purpose. */
-static void
+static void __attribute__((format(printf, 2, 3)))
 why_set(struct targets_why *why, const char *fmt, ...)
 {
 	va_list ap;
