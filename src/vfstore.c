@@ -61,6 +61,7 @@ static const char usage[] =
     "  quarantine --vf VF [--force] | --card PF [--reason TEXT]\n"
     "  clear --vf VF | --card PF\n"
     "  claims\n"
+    "  config\n"
     "  release --instance ID [--deconfigure] [--proc-root DIR]\n"
     "  check\n"
     "  init [--owner USER]\n"
@@ -460,6 +461,20 @@ cmd_check(struct ctx *c)
 	if (emit(out) != 0 && rc == 0)
 		rc = EX_IOERR;
 	return rc;
+}
+
+/* The effective configuration (file, then options): SPEC.md 4.2. */
+static int
+cmd_config(struct ctx *c)
+{
+	json_t *obj = conf_json(&c->conf);
+
+	if (obj == NULL && errno == EILSEQ) {
+		log_msg(LVL_ERROR, "configuration: a path is not valid UTF-8",
+		    NULL);
+		return EX_CONFIG;
+	}
+	return emit(obj);
 }
 
 static int
@@ -1371,6 +1386,7 @@ static const struct command commands[] = {
 	    A(OPT_REASON) | A(OPT_FORCE), 0 },
 	{ "clear", cmd_clear, A(OPT_VF) | A(OPT_CARD), 0 },
 	{ "claims", cmd_claims, 0, 0 },
+	{ "config", cmd_config, 0, 0 },
 	{ "release", cmd_release, A(OPT_INSTANCE) | A(OPT_DECONFIGURE) |
 	    A(OPT_PROC_ROOT), A(OPT_INSTANCE) },
 	{ "check", cmd_check, 0, 0 },

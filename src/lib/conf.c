@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "conf.h"
+#include "utf8.h"
 
 #define CONF_LINE_MAX 4096
 
@@ -189,4 +192,44 @@ conf_load_default(struct conf *c, const char *arg, char *err, size_t errlen)
 	if (env != NULL && *env != '\0')
 		return conf_load(c, env, true, err, errlen);
 	return conf_load(c, CONF_DEFAULT_PATH, false, err, errlen);
+}
+
+/* One key's value in c as JSON; NULL with errno. */
+static json_t *
+key_json(const struct conf *c, const struct key *k)
+{
+	const char *field = (const char *)c + k->offset;
+	json_t *v;
+
+	if (k->kind == KEY_UINT)
+		v = json_integer((json_int_t)*(const unsigned *)(const void *)
+		    field);
+	else
+		v = json_string(field);
+	if (v == NULL)
+		errno = k->kind == KEY_UINT || utf8_valid_str(field) ? ENOMEM : EILSEQ;
+	return v;
+}
+
+json_t *
+conf_json(const struct conf *c)
+{
+	json_t *obj = json_object();
+	json_t *v;
+	size_t i;
+
+	if (obj == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		v = key_json(c, &keys[i]);
+		if (v == NULL || json_object_set_new(obj, keys[i].name, v) < 0) {
+			if (v != NULL)
+				errno = ENOMEM;
+			json_decref(obj);
+			return NULL;
+		}
+	}
+	return obj;
 }

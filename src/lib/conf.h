@@ -42,6 +42,14 @@ int conf_load(struct conf *c, const char *path, bool must_exist,
 int conf_load_default(struct conf *c, const char *arg, char *err,
     size_t errlen);
 
+/*
+ * The configuration as one JSON object (a jansson json_t), every key of
+ * the file format with its value in c, in the file's key order; numbers
+ * as numbers. NULL with errno: EILSEQ when a path is not valid UTF-8,
+ * ENOMEM.
+ */
+struct json_t *conf_json(const struct conf *c);
+
 /* Parses a whole decimal number in [min, max]. 0 or -1. */
 int conf_parse_uint(const char *s, unsigned min, unsigned max,
     unsigned *out);

@@ -1,0 +1,73 @@
+#!/usr/bin/env bats
+# 25-vfstore-config.bats - `vfstore config` prints the effective
+# configuration, file then options, as one JSON object with every key of
+# the file format, numbers as numbers (SPEC.md 2.4, 4.2).
+
+load helpers
+
+KEYS='data_dir sysfs_root gpu.vf_quarantine_threshold sentinel.interval
+sentinel.timeout sentinel.concurrency guest.vsock_port metrics.textfile_dir'
+
+setup() {
+	vfs_setup
+}
+
+@test "config: the defaults, every key, numbers as numbers, one line" {
+	: >"$VFSENTINEL_CONF"
+	run -0 --separate-stderr vfstore config
+	assert_equal "${#lines[@]}" 1
+	assert_equal "$stderr" ""
+	assert_output '{"data_dir":"/var/lib/vfsentinel","sysfs_root":"/","gpu.vf_quarantine_threshold":2,"sentinel.interval":5,"sentinel.timeout":5,"sentinel.concurrency":64,"guest.vsock_port":2222,"metrics.textfile_dir":"/var/lib/prometheus/node-exporter"}'
+	run -0 jq -r 'keys_unsorted | join(" ")' <<<"$output"
+	assert_equal "$output" "$(echo $KEYS)"
+}
+
+@test "config -c FILE: the file's values; --data-dir overrides the file" {
+	cat >"$T/new.conf" <<-EOF
+	# a new configuration
+	data_dir = /srv/vfs
+	sysfs_root = /tmp/fake   # trailing comment
+	gpu.vf_quarantine_threshold = 3
+	sentinel.interval = 7
+	sentinel.timeout = 9
+	sentinel.concurrency = 11
+	guest.vsock_port = 4000
+	metrics.textfile_dir = /srv/prom
+	EOF
+	run -0 vfstore -c "$T/new.conf" config
+	assert_output '{"data_dir":"/srv/vfs","sysfs_root":"/tmp/fake","gpu.vf_quarantine_threshold":3,"sentinel.interval":7,"sentinel.timeout":9,"sentinel.concurrency":11,"guest.vsock_port":4000,"metrics.textfile_dir":"/srv/prom"}'
+	run -0 vfstore -c "$T/new.conf" --data-dir "$T/other" config
+	run -0 jq -r '.data_dir, ."sentinel.interval"' <<<"$output"
+	assert_equal "${lines[0]}" "$T/other"
+	assert_equal "${lines[1]}" 7
+	# VFSENTINEL_CONF names the file when -c does not.
+	VFSENTINEL_CONF=$T/new.conf run -0 vfstore config
+	run -0 jq -r '."metrics.textfile_dir"' <<<"$output"
+	assert_output /srv/prom
+}
+
+@test "config: a bad configuration exits 78 naming file and line, prints nothing" {
+	printf 'data_dir = /x\nsentinel.intervall = 5\n' >"$T/bad.conf"
+	run -78 --separate-stderr vfstore -c "$T/bad.conf" config
+	assert_equal "$output" ""
+	assert_equal "$(jq -r .level <<<"$stderr")" error
+	assert_regex "$stderr" "bad\\.conf:2"
+	printf 'sentinel.interval = 0\n' >"$T/bad.conf"
+	run -78 --separate-stderr vfstore -c "$T/bad.conf" config
+	assert_equal "$output" ""
+	run -78 --separate-stderr vfstore -c "$T/missing.conf" config
+	assert_equal "$output" ""
+}
+
+@test "config: needs no data dir (it reads no store)" {
+	run -0 vfstore --data-dir "$T/nowhere" config
+	run -0 jq -r .data_dir <<<"$output"
+	assert_output "$T/nowhere"
+}
+
+@test "config takes no options or operands of its own" {
+	run -64 --separate-stderr vfstore config --vf 0000:e3:00.4
+	assert_equal "$output" ""
+	run -64 --separate-stderr vfstore config extra
+	assert_equal "$output" ""
+}
