@@ -29,6 +29,7 @@
 #include "jsonl.h"
 #include "log.h"
 #include "pci.h"
+#include "placement.h"
 #include "prom.h"
 #include "sig.h"
 #include "store.h"
@@ -59,13 +60,6 @@ struct name_cache {
 	bool ok;			/* libpci named it */
 };
 
-struct card_stat {
-	const char *addr;		/* borrowed from the inventory */
-	unsigned vfs;
-	unsigned used;
-	unsigned quarantined;
-};
-
 struct run {
 	struct cli cli;
 	struct conf conf;
@@ -77,11 +71,9 @@ struct run {
 	bool available;			/* both files loaded */
 	char reason[1200];		/* placement_disabled_reason */
 	struct vf_inventory inv;
-	unsigned used, allocatable, quarantined;
+	struct placement pl;
 	struct profile_stat *profiles;
 	size_t nprofiles;
-	struct card_stat *cards;
-	size_t ncards;
 	struct name_cache *names;	/* one per card at most */
 	size_t nnames;
 };
@@ -170,18 +162,6 @@ load_state(struct run *r)
 		    (int)skipped);
 }
 
-static struct card_stat *
-card_of(struct run *r, const char *addr)
-{
-	size_t i;
-
-	for (i = 0; i < r->ncards; i++)
-		if (strcmp(r->cards[i].addr, addr) == 0)
-			return &r->cards[i];
-	r->cards[r->ncards].addr = addr;
-	return &r->cards[r->ncards++];
-}
-
 static struct profile_stat *
 profile_of(struct run *r, const struct vgpu_type *t)
 {
@@ -193,29 +173,6 @@ profile_of(struct run *r, const struct vgpu_type *t)
 	r->profiles[r->nprofiles].name = t->name;
 	r->profiles[r->nprofiles].framebuffer_mb = t->framebuffer_mb;
 	return &r->profiles[r->nprofiles++];
-}
-
-/* Counts one VF: used = claimed or allocated; allocatable = neither used
- * nor quarantined; quarantined may overlap used. */
-static void
-count_vf(struct run *r, const struct vf_info *vi)
-{
-	struct card_stat *cs = card_of(r, vi->card);
-	bool used, quar, alloc;
-	size_t i;
-
-	used = vi->current_type != 0 ||
-	    claims_find_vf(&r->claims, vi->addr) != NULL;
-	quar = r->available && health_vf_quarantined(&r->health, vi->addr);
-	alloc = r->available && !used && !quar;
-	cs->vfs++;
-	cs->used += used;
-	cs->quarantined += quar;
-	r->used += used;
-	r->quarantined += quar;
-	r->allocatable += alloc;
-	for (i = 0; i < vi->ntypes; i++)
-		profile_of(r, &vi->types[i])->available += alloc;
 }
 
 static size_t
@@ -238,27 +195,25 @@ profile_cmp(const void *pa, const void *pb)
 	return strcmp(a->name, b->name);
 }
 
-static int
-card_cmp(const void *pa, const void *pb)
-{
-	return strcmp(((const struct card_stat *)pa)->addr,
-	    ((const struct card_stat *)pb)->addr);
-}
-
 static void
 tally(struct run *r)
 {
-	size_t i;
+	const struct placement_vf *v;
+	size_t i, j;
 
-	r->cards = calloc(r->inv.n ? r->inv.n : 1, sizeof(*r->cards));
 	r->names = calloc(r->inv.n ? r->inv.n : 1, sizeof(*r->names));
 	r->profiles = calloc(count_types(&r->inv) + 1, sizeof(*r->profiles));
-	if (r->cards == NULL || r->names == NULL || r->profiles == NULL)
+	if (r->names == NULL || r->profiles == NULL ||
+	    placement_build(&r->pl, &r->inv, r->available ? &r->health : NULL,
+	    &r->claims) == -1)
 		die(EX_OSERR, "out of memory", NULL);
-	for (i = 0; i < r->inv.n; i++)
-		count_vf(r, &r->inv.v[i]);
+	for (i = 0; i < r->inv.n; i++) {
+		v = &r->pl.vf[i];
+		for (j = 0; j < v->vi->ntypes; j++)
+			profile_of(r, &v->vi->types[j])->available +=
+			    v->allocatable;
+	}
 	qsort(r->profiles, r->nprofiles, sizeof(*r->profiles), profile_cmp);
-	qsort(r->cards, r->ncards, sizeof(*r->cards), card_cmp);
 }
 
 static json_t *
@@ -319,7 +274,7 @@ card_name(struct run *r, const char *addr)
 }
 
 static json_t *
-card_json(struct run *r, const struct card_stat *cs)
+card_json(struct run *r, const struct placement_card *cs)
 {
 	const char *name = card_name(r, cs->addr);
 	json_t *o;
@@ -345,16 +300,16 @@ report_json(struct run *r)
 		return json_object();
 	gpu = json_pack("{s:s, s:I, s:I, s:I, s:I}", "mode", "vgpu",
 	    "total_slots", (json_int_t)r->inv.n, "used_slots",
-	    (json_int_t)r->used, "allocatable_slots",
-	    (json_int_t)r->allocatable, "quarantined_slots",
-	    (json_int_t)r->quarantined);
+	    (json_int_t)r->pl.used, "allocatable_slots",
+	    (json_int_t)r->pl.allocatable, "quarantined_slots",
+	    (json_int_t)r->pl.quarantined);
 	if (gpu == NULL)
 		return NULL;
 	if (r->available)
 		json_object_set_new(gpu, "profiles", profiles_json(r));
 	cards = json_array();
-	for (i = 0; cards != NULL && i < r->ncards; i++)
-		json_array_append_new(cards, card_json(r, &r->cards[i]));
+	for (i = 0; cards != NULL && i < r->pl.ncards; i++)
+		json_array_append_new(cards, card_json(r, &r->pl.cards[i]));
 	json_object_set_new(gpu, "cards", cards);
 	if (!r->available)
 		json_object_set_new(gpu, "placement_disabled_reason",
@@ -384,11 +339,11 @@ report_prom(const struct run *r, struct prom *p)
 	prom_sample(p, slots, (const char *[]){ "kind", "total", NULL },
 	    (double)r->inv.n);
 	prom_sample(p, slots, (const char *[]){ "kind", "used", NULL },
-	    r->used);
+	    r->pl.used);
 	prom_sample(p, slots, (const char *[]){ "kind", "allocatable",
-	    NULL }, r->allocatable);
+	    NULL }, r->pl.allocatable);
 	prom_sample(p, slots, (const char *[]){ "kind", "quarantined",
-	    NULL }, r->quarantined);
+	    NULL }, r->pl.quarantined);
 	prom_gauge(p, "hypeman_resources_gpu_placement_disabled", "1 while "
 	    "the VF health state is unavailable and placement fails closed.",
 	    !r->available);
@@ -401,7 +356,7 @@ report_prom(const struct run *r, struct prom *p)
 		    r->profiles[i].available);
 	prom_gauge(p, "hypeman_instances_vgpu_quarantined_vfs", "Quarantined "
 	    "VFs on this host (0 while the health state is unavailable).",
-	    r->quarantined);
+	    r->pl.quarantined);
 	prom_gauge(p, "hypeman_instances_vgpu_vf_health_store_unavailable",
 	    "1 while the VF health store or claims ledger cannot be loaded.",
 	    !r->available);
@@ -466,8 +421,8 @@ release(struct run *r)
 	health_free(&r->health);
 	claims_free(&r->claims);
 	sysfs_inventory_free(&r->inv);
+	placement_release(&r->pl);
 	free(r->profiles);
-	free(r->cards);
 	free(r->names);
 }
 

@@ -32,6 +32,7 @@
 #include "io.h"
 #include "jsonl.h"
 #include "log.h"
+#include "placement.h"
 #include "sig.h"
 #include "store.h"
 #include "sysfs.h"
@@ -54,22 +55,6 @@ enum {
 	OPT_SEED
 };
 
-/* What each VF is for this selection. */
-enum vf_role {
-	ROLE_NONE,		/* used, quarantined or not offering it */
-	ROLE_CLEAN,		/* free and advertises the profile */
-	ROLE_DIRTY		/* allocated, unclaimed, leftover = profile */
-};
-
-struct card_stat {
-	const char *addr;		/* borrowed from the inventory */
-	unsigned quarantined;
-	unsigned long long load_mb;
-	bool unknown_load;
-	size_t nclean;
-	size_t ndirty;
-};
-
 struct run {
 	struct cli cli;
 	struct conf conf;
@@ -84,11 +69,7 @@ struct run {
 	struct health health;
 	struct claims claims;
 	struct vf_inventory inv;
-	struct vgpu_type *offered;	/* union of the offered profiles */
-	size_t noffered;
-	enum vf_role *roles;		/* one per inventory VF */
-	struct card_stat *cards;
-	size_t ncards;
+	struct placement pl;
 };
 
 /* Static so that die() leaves every allocation reachable for LSan. */
@@ -215,192 +196,8 @@ load_state(struct run *r)
 	if (skipped > 0)
 		log_msg(LVL_WARN, "skipping unreadable VFs", "{s:i}", "count",
 		    (int)skipped);
-}
-
-/* The id under which vi advertises the profile name; 0 if it does not. */
-static unsigned
-advertised_id(const struct vf_info *vi, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < vi->ntypes; i++)
-		if (strcmp(vi->types[i].name, name) == 0)
-			return vi->types[i].id;
-	return 0;
-}
-
-/* True if t is in the union of offered profiles (same id and name). */
-static bool
-offered_has(const struct run *r, const struct vgpu_type *t)
-{
-	size_t i;
-
-	for (i = 0; i < r->noffered; i++)
-		if (r->offered[i].id == t->id &&
-		    strcmp(r->offered[i].name, t->name) == 0)
-			return true;
-	return false;
-}
-
-/* Builds the union of the profiles all VFs offer (a handful). */
-static void
-build_offered(struct run *r)
-{
-	const struct vgpu_type *t;
-	struct vgpu_type *nv;
-	size_t i, j;
-
-	for (i = 0; i < r->inv.n; i++) {
-		for (j = 0; j < r->inv.v[i].ntypes; j++) {
-			t = &r->inv.v[i].types[j];
-			if (offered_has(r, t))
-				continue;
-			nv = reallocarray(r->offered, r->noffered + 1,
-			    sizeof(*nv));
-			if (nv == NULL)
-				die(EX_OSERR, "out of memory", NULL);
-			r->offered = nv;
-			r->offered[r->noffered++] = *t;
-		}
-	}
-}
-
-/*
- * The framebuffer of a profile some VF still offers, looked up by name
- * (name != NULL) or by type id. false when no VF offers it any more: its
- * size cannot be read, so the card's load is unknown.
- */
-static bool
-offered_fb(const struct run *r, const char *name, unsigned id,
-    unsigned long long *fb)
-{
-	const struct vgpu_type *t;
-	size_t i;
-
-	for (i = 0; i < r->noffered; i++) {
-		t = &r->offered[i];
-		if (name ? strcmp(t->name, name) == 0 : t->id == id) {
-			*fb = t->framebuffer_mb;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* The framebuffer a used VF holds; false when unknown. */
-static bool
-used_fb(const struct run *r, const struct vf_info *vi,
-    const struct claim *cl, unsigned long long *fb)
-{
-	unsigned id = 0;
-
-	if (cl == NULL)
-		return offered_fb(r, NULL, vi->current_type, fb);
-	if (cl->profile != NULL)
-		return offered_fb(r, cl->profile, 0, fb);
-	if (cl->type_id != NULL && conf_parse_uint(cl->type_id, 1,
-	    4294967295u, &id) == 0)
-		return offered_fb(r, NULL, id, fb);
-	return false;
-}
-
-/* True if some VF offers the profile name under type id. */
-static bool
-profile_has_id(const struct run *r, const char *name, unsigned id)
-{
-	struct vgpu_type t = { .id = id };
-
-	snprintf(t.name, sizeof(t.name), "%s", name);
-	return offered_has(r, &t);
-}
-
-/* Finds or adds the card of vi. */
-static struct card_stat *
-card_of(struct run *r, const struct vf_info *vi)
-{
-	size_t i;
-
-	for (i = 0; i < r->ncards; i++)
-		if (strcmp(r->cards[i].addr, vi->card) == 0)
-			return &r->cards[i];
-	memset(&r->cards[r->ncards], 0, sizeof(r->cards[0]));
-	r->cards[r->ncards].addr = vi->card;
-	return &r->cards[r->ncards++];
-}
-
-/* Adds the load of one used VF to its card. */
-static void
-add_load(struct run *r, struct card_stat *cs, const struct vf_info *vi,
-    const struct claim *cl)
-{
-	unsigned long long fb;
-
-	if (used_fb(r, vi, cl, &fb))
-		cs->load_mb += fb;
-	else
-		cs->unknown_load = true;
-}
-
-/* SPEC.md 4.3 steps 1 and 2 for one VF. */
-static enum vf_role
-classify(struct run *r, struct card_stat *cs, size_t i)
-{
-	const struct vf_info *vi = &r->inv.v[i];
-	const struct claim *cl = claims_find_vf(&r->claims, vi->addr);
-	unsigned id = advertised_id(vi, r->profile);
-	bool used = cl != NULL || vi->current_type != 0;
-
-	if (used)
-		add_load(r, cs, vi, cl);
-	if (health_vf_quarantined(&r->health, vi->addr)) {
-		cs->quarantined++;
-		return ROLE_NONE;
-	}
-	if (cl != NULL)
-		return ROLE_NONE;
-	if (vi->current_type == 0)
-		return id != 0 ? ROLE_CLEAN : ROLE_NONE;
-	return profile_has_id(r, r->profile, vi->current_type) ?
-	    ROLE_DIRTY : ROLE_NONE;
-}
-
-/* Classifies every VF and sums up the cards. */
-static void
-build_model(struct run *r)
-{
-	struct card_stat *cs;
-	size_t i;
-
-	r->roles = calloc(r->inv.n ? r->inv.n : 1, sizeof(*r->roles));
-	r->cards = calloc(r->inv.n ? r->inv.n : 1, sizeof(*r->cards));
-	if (r->roles == NULL || r->cards == NULL)
+	if (placement_build(&r->pl, &r->inv, &r->health, &r->claims) == -1)
 		die(EX_OSERR, "out of memory", NULL);
-	for (i = 0; i < r->inv.n; i++) {
-		cs = card_of(r, &r->inv.v[i]);
-		r->roles[i] = classify(r, cs, i);
-		if (r->roles[i] == ROLE_CLEAN)
-			cs->nclean++;
-		else if (r->roles[i] == ROLE_DIRTY)
-			cs->ndirty++;
-	}
-}
-
-/*
- * SPEC.md 4.3 step 3: fewer quarantined VFs (a card with a wedged VF is
- * overflow-only), known load before unknown, lower load, address.
- */
-static int
-card_cmp(const void *pa, const void *pb)
-{
-	const struct card_stat *a = pa, *b = pb;
-
-	if (a->quarantined != b->quarantined)
-		return a->quarantined < b->quarantined ? -1 : 1;
-	if (a->unknown_load != b->unknown_load)
-		return a->unknown_load ? 1 : -1;
-	if (a->load_mb != b->load_mb)
-		return a->load_mb < b->load_mb ? -1 : 1;
-	return strcmp(a->addr, b->addr);
 }
 
 /* Fails with the upstream message when no VF offers the profile. */
@@ -408,12 +205,10 @@ static void
 check_profile_known(const struct run *r)
 {
 	char msg[512];
-	size_t i;
 
-	for (i = 0; i < r->noffered; i++)
-		if (strcmp(r->offered[i].name, r->profile) == 0)
-			return;
-	if (r->noffered == 0 && r->inv.n > 0)
+	if (placement_profile_known(&r->pl, r->profile))
+		return;
+	if (r->pl.noffered == 0 && r->inv.n > 0)
 		snprintf(msg, sizeof(msg), "no creatable vGPU profiles on any "
 		    "VF (GPUs at capacity or dirty VFs consuming framebuffer): "
 		    "profile \"%s\"", r->profile);
@@ -450,41 +245,21 @@ random_below(const struct run *r, size_t n)
 static const struct vf_info *
 select_vf(struct run *r)
 {
-	const struct card_stat *cs;
-	enum vf_role want;
-	size_t i, k, n = 0;
+	const struct placement_card *cs;
+	const struct vf_info *vi;
 	char msg[512];
 
-	for (i = 0; i < r->ncards; i++)
-		if (r->cards[i].nclean + r->cards[i].ndirty > 0)
-			r->cards[n++] = r->cards[i];
-	if (n == 0) {
+	placement_candidates(&r->pl, r->profile);
+	if ((cs = placement_best_card(&r->pl)) == NULL) {
 		snprintf(msg, sizeof(msg), "no available VF for profile "
 		    "\"%s\"", r->profile);
 		die(EXIT_NO, msg, NULL);
 	}
-	qsort(r->cards, n, sizeof(*r->cards), card_cmp);
-	cs = &r->cards[0];
-	want = cs->nclean > 0 ? ROLE_CLEAN : ROLE_DIRTY;
-	k = random_below(r, want == ROLE_CLEAN ? cs->nclean : cs->ndirty);
-	for (i = 0; i < r->inv.n; i++) {
-		if (r->roles[i] != want || strcmp(r->inv.v[i].card,
-		    cs->addr) != 0)
-			continue;
-		if (k-- == 0)
-			return &r->inv.v[i];
-	}
-	die(EX_SOFTWARE, "selection lost its candidate", NULL);
-}
-
-/* The type id to write for the chosen VF: what it advertises for the
- * profile, or its leftover type when it is a dirty candidate. */
-static unsigned
-chosen_type(const struct run *r, const struct vf_info *vi)
-{
-	unsigned id = advertised_id(vi, r->profile);
-
-	return id != 0 ? id : vi->current_type;
+	vi = placement_choice(&r->pl, cs, random_below(r,
+	    placement_card_choices(cs)));
+	if (vi == NULL)
+		die(EX_SOFTWARE, "selection lost its candidate", NULL);
+	return vi;
 }
 
 static const struct vf_info *
@@ -555,7 +330,8 @@ persist_claim(struct run *r, const struct vf_info *vi)
 	timefmt_now(&ts);
 	if (timefmt_format(&ts, now, sizeof(now)) == -1)
 		die(EX_SOFTWARE, "cannot format the claim time", NULL);
-	snprintf(type_id, sizeof(type_id), "%u", chosen_type(r, vi));
+	snprintf(type_id, sizeof(type_id), "%u",
+	    placement_type_id(vi, r->profile));
 	strcpy(cl.vf, vi->addr);
 	cl.instance_id = (char *)r->instance;
 	cl.claimed_at = now;
@@ -703,7 +479,6 @@ claim_flow(struct run *r)
 		cl = existing_claim(r, held);
 	} else {
 		check_profile_known(r);
-		build_model(r);
 		cl = persist_claim(r, select_vf(r));
 	}
 	if (r->configure)
@@ -718,9 +493,9 @@ dry_run(struct run *r)
 	char type_id[16];
 
 	check_profile_known(r);
-	build_model(r);
 	vi = select_vf(r);
-	snprintf(type_id, sizeof(type_id), "%u", chosen_type(r, vi));
+	snprintf(type_id, sizeof(type_id), "%u",
+	    placement_type_id(vi, r->profile));
 	emit(vi->addr, vi->card, r->profile, type_id, NULL);
 }
 
@@ -731,9 +506,7 @@ release(struct run *r)
 	health_free(&r->health);
 	claims_free(&r->claims);
 	sysfs_inventory_free(&r->inv);
-	free(r->offered);
-	free(r->roles);
-	free(r->cards);
+	placement_release(&r->pl);
 }
 
 int
@@ -748,7 +521,6 @@ main(int argc, char **argv)
 	sig_stop_install(true);
 	open_store(r);
 	load_state(r);
-	build_offered(r);
 	if (r->instance != NULL)
 		claim_flow(r);
 	else

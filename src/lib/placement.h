@@ -1,0 +1,109 @@
+/*
+ * placement.h - the placement rule of SPEC.md 4.3, in one place: which
+ * VFs are used (claimed, or allocated in sysfs without a claim: dirty),
+ * quarantined, candidates for a profile, or allocatable (4.5: what vfpick
+ * can hand out), each card's load, and the order of the cards. vfpick
+ * places with it and resources-report counts with it, so the two cannot
+ * disagree.
+ *
+ * Ownership: a struct placement borrows the inventory, the health store
+ * and the claims ledger it was built from (they must outlive it) and owns
+ * its arrays; placement_release() frees them. Nothing here prints or
+ * exits: failures return -1 with errno.
+ */
+#ifndef VFS_PLACEMENT_H
+#define VFS_PLACEMENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "store.h"
+#include "sysfs.h"
+
+/* Whether a VF is in use (SPEC.md 4.3 step 1). */
+enum placement_state {
+	PLACEMENT_FREE,			/* neither claimed nor allocated */
+	PLACEMENT_CLAIMED,		/* in the claims ledger */
+	PLACEMENT_DIRTY			/* allocated in sysfs, no claim */
+};
+
+/* What a VF is for the profile of placement_candidates(). */
+enum placement_role {
+	PLACEMENT_NONE,			/* used, quarantined or not offering */
+	PLACEMENT_CLEAN,		/* free and advertises the profile */
+	PLACEMENT_LEFTOVER		/* dirty, leftover type = the profile */
+};
+
+struct placement_vf {
+	const struct vf_info *vi;	/* borrowed from the inventory */
+	const struct claim *claim;	/* borrowed; NULL when unclaimed */
+	enum placement_state state;
+	bool quarantined;		/* never while health is unknown */
+	bool allocatable;		/* free, unquarantined, health known */
+	enum placement_role role;
+};
+
+struct placement_card {
+	const char *addr;		/* borrowed from the inventory */
+	unsigned vfs;
+	unsigned used;
+	unsigned quarantined;
+	unsigned long long load_mb;	/* framebuffer its used VFs hold */
+	bool unknown_load;		/* one holds a type no VF offers */
+	size_t nclean;			/* candidates, after _candidates() */
+	size_t nleftover;
+};
+
+struct placement {
+	const struct vf_inventory *inv;
+	struct placement_vf *vf;	/* owned: one per VF, inventory order */
+	struct placement_card *cards;	/* owned, sorted by address */
+	size_t ncards;
+	struct vgpu_type *offered;	/* owned: union of offered profiles */
+	size_t noffered;
+	unsigned used;
+	unsigned quarantined;
+	unsigned allocatable;
+};
+
+/*
+ * Classifies every VF of inv and sums up the cards. h is NULL when the
+ * health state is unavailable: then nothing is quarantined and nothing
+ * is allocatable (fail closed). 0 or -1/ENOMEM (p then holds nothing).
+ */
+int placement_build(struct placement *p, const struct vf_inventory *inv,
+    const struct health *h, const struct claims *c);
+
+/* True if some VF offers a profile of that name. */
+bool placement_profile_known(const struct placement *p, const char *name);
+
+/* Sets every VF's role for the profile and the cards' candidate counts
+ * (SPEC.md 4.3 step 2). Needs a health store (p built with h != NULL). */
+void placement_candidates(struct placement *p, const char *profile);
+
+/* The card order of SPEC.md 4.3 step 3 (qsort-style result). */
+int placement_card_cmp(const struct placement_card *a,
+    const struct placement_card *b);
+
+/* The first card, in that order, with a candidate; NULL if none. */
+const struct placement_card *placement_best_card(const struct placement *p);
+
+/* The number of candidates to choose from on card c: its clean ones, or
+ * its leftover ones when it has no clean one (step 2). */
+size_t placement_card_choices(const struct placement_card *c);
+
+/* The k-th (from 0, inventory order) of those; NULL if k is too big. */
+const struct vf_info *placement_choice(const struct placement *p,
+    const struct placement_card *c, size_t k);
+
+/* The type id vi takes for the profile: the id under which it advertises
+ * it, else its leftover type (a dirty candidate); 0 if neither. */
+unsigned placement_type_id(const struct vf_info *vi, const char *profile);
+
+/* "free", "claimed", "dirty" or "quarantined" (which wins: SPEC.md 4.5
+ * --vfs). */
+const char *placement_state_name(const struct placement_vf *v);
+
+void placement_release(struct placement *p);
+
+#endif
