@@ -31,10 +31,7 @@ setup() {
 }
 
 teardown() {
-	local p
-	for p in $PIDS; do
-		kill -KILL "$p" 2>/dev/null || true
-	done
+	kill_pids
 	guest_teardown
 	sentinel_teardown
 }

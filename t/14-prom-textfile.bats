@@ -17,10 +17,7 @@ setup() {
 }
 
 teardown() {
-	local p
-	for p in $PIDS; do
-		kill -KILL "$p" 2>/dev/null || true
-	done
+	kill_pids
 }
 
 # need_tools: promtool and node_exporter, from tools/deps.sh (make deps).

@@ -55,16 +55,6 @@ guest_services() {
 	    "--retry-interval 1 --attempt-timeout 5 --window 600"
 }
 
-# wait_long CMD...: retry CMD for up to 10 s.
-wait_long() {
-	local i
-	for ((i = 0; i < 200; i++)); do
-		"$@" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # stays_down NAME: down now and still down, never restarted, 2.5 s later.
 stays_down() {
 	runit_wait_stat "$1" down 100

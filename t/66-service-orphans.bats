@@ -41,16 +41,6 @@ hold() {
 	HOLD_PIDS="$HOLD_PIDS $!"
 }
 
-# wait_long CMD...: retry CMD for up to 10 s.
-wait_long() {
-	local i
-	for ((i = 0; i < 200; i++)); do
-		"$@" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # service NAME: copies NAME, tags it, points PATH, TMPDIR and (host
 # services) VFSENTINEL_CONF at the test.
 service() {

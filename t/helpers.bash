@@ -48,6 +48,8 @@ mk_pcifn() {
 	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13; do
 		echo "0x0000000000000000 0x0000000000000000 0x0000000000000000"
 	done >"$d/resource"
+	# The formats are built from hex digits: they write those bytes.
+	# shellcheck disable=SC2059
 	{
 		printf "\\x${v#??}\\x${v%??}\\x${dv#??}\\x${dv%??}"
 		head -c 5 /dev/zero
@@ -122,6 +124,24 @@ wait_for() {
 		sleep 0.05
 	done
 	return 1
+}
+
+# wait_long CMD...: wait_for with 10 s instead of 5 (services, runit).
+wait_long() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		"$@" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# kill_pids: SIGKILL every pid in $PIDS (a test's background helpers).
+kill_pids() {
+	local p
+	for p in $PIDS; do
+		kill -KILL "$p" 2>/dev/null || true
+	done
 }
 
 # need_tool NAME...: skips the test ("NAME missing") unless each NAME is
