@@ -10,5 +10,13 @@ VFS_BUILD=$(cd "$build" && pwd)
 VFS_BIN=$bin
 VFS_ROOT=$(pwd)
 export VFS_BUILD VFS_BIN VFS_ROOT
-units=$(ls "$build"/unit/* 2>/dev/null | grep -v "\.d$" || true)
-exec prove ${PROVE_FLAGS:---failures --comments --timer} -e "sh $VFS_ROOT/tools/tapexec.sh" $units "$@"
+# The unit programs (not their .d dependency files), then the bats files.
+# PROVE_FLAGS and units are blank-separated lists (build paths have no
+# blanks), split on purpose.
+flags=${PROVE_FLAGS:---failures --comments --timer}
+units=
+for u in "$build"/unit/*; do
+	case $u in *.d) ;; *) [ -e "$u" ] && units="$units $u" ;; esac
+done
+# shellcheck disable=SC2086 # flags and units are lists (above)
+exec prove $flags -e "sh $VFS_ROOT/tools/tapexec.sh" $units "$@"

@@ -48,7 +48,7 @@ best() {
 }
 
 grep_ns=() watch_ns=()
-for i in 1 2 3 4 5 6 7; do
+for _ in 1 2 3 4 5 6 7; do
 	time_one grep_ns grep -cF "$NEEDLE" "$T/m.kmsg"
 	[ "$(cat "$T/out")" = 1000 ] || { echo "grep miscounted"; exit 1; }
 	time_one watch_ns kmsg-watch --no-pci-check --kmsg "$T/m.kmsg"

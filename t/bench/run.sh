@@ -4,7 +4,7 @@
 # form "figure: VALUE (ratio ... against REFERENCE ...; target ...)".
 # BENCH=NAME runs only t/bench/NAME.sh.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 export PATH="$PWD/bin:$PWD/build/t:$PWD/build/bench:$PATH"
 export VFSENTINEL_CONF=/dev/null
 status=0

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # demo-host.sh - builds the simulated GPU host of `make demo` (sourced by
 # tools/demo.sh; plain bash, no bats). A fake sysfs tree that libpci and
 # the vfsentinel host programs accept: NVIDIA L40S cards (10de:26b9) with

@@ -52,6 +52,7 @@ fake_smi() {
 }
 
 # guest_wait PID: waits for a child started with guest_bg; sets status.
+# shellcheck disable=SC2034 # status is for the calling test
 guest_wait() {
 	status=0
 	wait "$1" || status=$?

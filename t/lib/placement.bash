@@ -2,8 +2,12 @@
 # (load lib/placement after helpers). They write the health store and the
 # claims ledger directly, with jq, under an exclusive flock on the store
 # lock, as any writer must (SPEC.md 4.1).
+# The jq filters and the bash -c script are in single quotes on purpose:
+# their $names are jq's and the inner shell's.
+# shellcheck disable=SC2016
 
 P12='NVIDIA L40S-12Q'
+# shellcheck disable=SC2034 # for the tests that load this file
 P24='NVIDIA L40S-24Q'
 
 

@@ -187,11 +187,13 @@ runit_descends() {
 # (runit_procs) that does not descend from NAME's runsv: what a killed
 # instance left behind. Nothing when there is none.
 runit_strays() {
-	local procs sup pid ppid comm start
+	local procs sup pid comm
 	procs=$(runit_procs "$1")
 	sup=$(awk '$3 == "runsv" { print $1 }' <<<"$procs")
-	while read -r pid ppid comm start; do
-		[ -n "$pid" ] && [ "$comm" != runsv ] || continue
+	while read -r pid _ comm _; do
+		if [ -z "$pid" ] || [ "$comm" = runsv ]; then
+			continue
+		fi
 		if [ -z "$sup" ] || ! runit_descends "$pid" "$sup"; then
 			echo "$pid $comm"
 		fi

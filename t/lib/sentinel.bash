@@ -3,7 +3,9 @@
 # under $T/g (short paths).
 
 NVRM='NVRM: GPU 0000:00:03.0: RmInitAdapter failed! (0x22:0x65:884)'
+# shellcheck disable=SC2034 # for the tests that load this file
 TS1='2026-08-20T15:00:00Z'
+# shellcheck disable=SC2034
 TS2='2026-08-21T09:30:00.5Z'
 
 # sentinel_setup: call from setup() after vfs_setup. A host with the
@@ -228,6 +230,7 @@ poll_once() {
 
 # checks_of: the check lines of $output as "check vf instance" rows,
 # sorted (completion order is not fixed).
+# shellcheck disable=SC2154 # output is bats' (run)
 checks_of() {
 	printf '%s\n' "$output" | jq -r '"\(.check) \(.vf_address) \(.instance_id)"' |
 	    sort

@@ -1,5 +1,6 @@
 # lib.bash - the parts of torture.sh (sourced; needs secs workers seed
 # dir keep SHIM set).
+# shellcheck disable=SC2154 # those are torture.sh's
 
 PROFILE="NVIDIA L40S-12Q"
 FAULT_FNS=(mkdir open write fsync close rename unlink)

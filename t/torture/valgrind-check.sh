@@ -47,6 +47,6 @@ for log in "$vdir"/logs/*.log; do
 	sed 's/^/  /' "$log"
 	bad=1
 done
-runs=$(ls "$vdir"/logs | wc -l)
+runs=$(find "$vdir/logs" -mindepth 1 -maxdepth 1 | wc -l)
 echo "valgrind: $runs program runs checked, $( [ $bad = 0 ] && echo clean || echo ERRORS)"
 [ "$rc" = 0 ] && [ "$bad" = 0 ]
