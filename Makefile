@@ -4,6 +4,7 @@
 #   make check        install test dependencies if missing, lint the tests,
 #                     run every test
 #   make lint-tests   find tests that cannot fail (tools/lint-tests.py)
+#   make lint         shellcheck, the man pages (mandoc, groff) and lint-tests
 #   make check-asan   the whole suite against an ASan+UBSan build
 #   make demo         the main job on a simulated host
 #   make bench        the benchmark table
@@ -130,9 +131,24 @@ check-asan: deps
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86 \
 		VFS_SAN=1 sh tools/runtests.sh build-asan "$(CURDIR)/bin-asan" $(BATS)
 
+# Every man page under mandoc's lint and groff's warnings (groff -ww
+# finds what mandoc accepts: a line starting with ', a line it cannot
+# break or adjust).
 lint-man:
 	@for m in share/man/man1/*.1; do \
-		mandoc -Tlint -W warning $$m || exit 1; done; echo "man pages clean"
+		mandoc -Tlint -W warning $$m || exit 1; \
+		out=$$(groff -man -ww -z $$m 2>&1); \
+		if [ -n "$$out" ]; then echo "$$out"; exit 1; fi; \
+	done; echo "man pages clean"
+
+# Every shell file: tools, services, test libraries, torture, bench, fuzz.
+SHELL_FILES = $(wildcard tools/*.sh sv/*/run sv/*/finish sv/*/log/run \
+	sv/*/control/* t/*.bash t/lib/*.bash t/lib/*.sh t/torture/*.sh \
+	t/torture/*.bash t/bench/*.sh t/bench/*.bash t/fuzz/run.sh)
+lint-shell:
+	@shellcheck $(SHELL_FILES) && echo "shell files clean"
+
+lint: lint-shell lint-man lint-tests
 
 demo: deps all
 	@bash tools/demo.sh
@@ -183,7 +199,7 @@ clean:
 distclean: clean
 	rm -rf build-tools build-fuzz
 
-.PHONY: all deps check check-asan lint-man lint-tests demo bench install \
+.PHONY: all deps check check-asan lint lint-shell lint-man lint-tests demo bench install \
 	install-user clean distclean test-aids
 
 -include $(LIB_OBJS:.o=.d) $(PROG_SRCS:src/%.c=$(BUILD)/prog/%.d)

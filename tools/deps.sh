@@ -7,7 +7,7 @@
 set -eu
 
 BUILD_PKGS="gcc make pkg-config libjansson-dev libpci-dev"
-TEST_PKGS="jq bats bats-support bats-assert bats-file socat runit mandoc strace pciutils procps psmisc python3 python3-prometheus-client clang libclang-rt-14-dev valgrind util-linux e2fsprogs qemu-system-x86 shellcheck"
+TEST_PKGS="jq bats bats-support bats-assert bats-file socat runit mandoc strace pciutils procps psmisc python3 python3-prometheus-client clang libclang-rt-14-dev valgrind util-linux e2fsprogs qemu-system-x86 shellcheck groff-base"
 
 missing=""
 for p in $BUILD_PKGS $TEST_PKGS; do
