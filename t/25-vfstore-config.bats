@@ -71,3 +71,21 @@ setup() {
 	run -64 --separate-stderr vfstore config extra
 	assert_equal "$output" ""
 }
+
+@test "the host services' run scripts stop with 78 on a bad configuration" {
+	printf 'metrics.textfile_dir = %s\nsentinel.intervall = 5\n' "$T" \
+	    >"$T/bad.conf"
+	local s
+	for s in vfsentinel-resources vfsentinel-sentinel; do
+		cp -R "$VFS_ROOT/sv/$s" "$T/$s"
+		mkdir -p "$T/$s/supervise"
+		# A script that parsed the file itself would go on and loop.
+		cd "$T/$s"
+		VFSENTINEL_CONF=$T/bad.conf VFSENTINEL_USER=root \
+		    run -78 timeout 5 ./run env-loaded
+		assert_output --partial 'bad.conf:2'
+		cd "$T"
+	done
+	run -0 find "$T" -name '*.prom'
+	assert_output ""
+}
