@@ -202,3 +202,22 @@ health_clear(struct health *h, const char *vf, bool *changed)
 	}
 	return 0;
 }
+
+static const char *const outcome_name[] = {	/* enum health_outcome */
+	"unchanged", "recorded", "quarantined"
+};
+
+json_t *
+health_failure_json(const struct health_report *rep, unsigned threshold)
+{
+	return json_pack("{s:s, s:s, s:I, s:I}", "vf_address", rep->vf,
+	    "outcome", outcome_name[rep->outcome], "failures",
+	    (json_int_t)rep->failures, "threshold", (json_int_t)threshold);
+}
+
+json_t *
+health_success_json(const struct health_report *rep)
+{
+	return json_pack("{s:s, s:I, s:b}", "vf_address", rep->vf, "cleared",
+	    (json_int_t)rep->cleared, "rescinded", rep->rescinded);
+}

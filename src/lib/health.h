@@ -69,4 +69,13 @@ int health_quarantine(struct health *h, const char *vf, bool *changed);
 /* Removes vf's record, setting *changed when there was one. Returns 0. */
 int health_clear(struct health *h, const char *vf, bool *changed);
 
+/*
+ * The answer to a report (vfstore report-failure/-success, apply): for
+ * a failure vf_address, outcome, failures and threshold; for a success
+ * vf_address, cleared and rescinded. New ref, or NULL/ENOMEM.
+ */
+json_t *health_failure_json(const struct health_report *rep,
+    unsigned threshold);
+json_t *health_success_json(const struct health_report *rep);
+
 #endif

@@ -1,0 +1,610 @@
+/*
+ * apply.c - the streaming engine of vfstore apply (apply.h): batches,
+ * the file-identity cache of the health state, the counters and their
+ * textfile.
+ */
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "apply.h"
+#include "health.h"
+#include "io.h"
+#include "jsonl.h"
+#include "prom.h"
+#include "sig.h"
+#include "store.h"
+#include "timefmt.h"
+#include "vfaddr.h"
+
+#define YOUNG_MS 100		/* a file changed this recently is re-read */
+
+static const char *const check_name[APPLY_CHECK_N] = {
+	"ok", "failed", "unknown", "rpc_error", "unsupported_agent",
+	"list_error"
+};
+
+/* One input line of a batch. */
+struct item {
+	json_t *in;			/* the parsed line, or NULL */
+	enum apply_check check;
+	struct health_report rep;
+	bool report;			/* a well-formed failed/ok line */
+	const char *error;		/* static or in errbuf */
+	char errbuf[160];
+	bool done;			/* answered from the cache */
+};
+
+/* Identity of the file a cached load came from. */
+struct filekey {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	struct timespec ctime;
+	bool missing;
+};
+
+struct apply {
+	const struct apply_conf *conf;	/* borrowed */
+	struct jsonl_reader r;
+	struct health cache;
+	struct filekey key;
+	bool cached;
+	bool unavailable;		/* last load failed; why in reason */
+	bool persist_failed;
+	char reason[1024];
+	unsigned long long init_failures, quarantines, checks[APPLY_CHECK_N];
+	bool metrics_dirty;
+	bool metrics_warned;		/* the last write failed, was told */
+	struct item items[APPLY_BATCH_MAX];
+	size_t n;
+};
+
+const char *
+apply_check_name(enum apply_check k)
+{
+	return k < APPLY_CHECK_N ? check_name[k] : "";
+}
+
+static void
+tell(struct apply *ap, const struct apply_event *ev)
+{
+	if (ap->conf->event != NULL)
+		ap->conf->event(ap->conf->arg, ev);
+}
+
+static int
+file_key(const char *path, struct filekey *k)
+{
+	struct stat st;
+
+	memset(k, 0, sizeof(*k));
+	if (stat(path, &st) < 0) {
+		k->missing = errno == ENOENT;
+		return k->missing ? 0 : -1;
+	}
+	k->dev = st.st_dev;
+	k->ino = st.st_ino;
+	k->size = st.st_size;
+	k->mtime = st.st_mtim;
+	k->ctime = st.st_ctim;
+	return 0;
+}
+
+static bool
+key_same(const struct filekey *a, const struct filekey *b)
+{
+	if (a->missing || b->missing)
+		return a->missing == b->missing;
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	    a->mtime.tv_sec == b->mtime.tv_sec &&
+	    a->mtime.tv_nsec == b->mtime.tv_nsec &&
+	    a->ctime.tv_sec == b->ctime.tv_sec &&
+	    a->ctime.tv_nsec == b->ctime.tv_nsec;
+}
+
+/*
+ * Inode numbers are reused and timestamps are coarse (one kernel tick),
+ * so a key only proves the content unchanged once the file is older than
+ * a tick or two: a younger one is simply loaded again.
+ */
+static bool
+key_trusted(const struct filekey *k)
+{
+	struct timespec now;
+	long long age_ms;
+
+	if (k->missing)
+		return true;
+	timefmt_now(&now);
+	age_ms = (long long)(now.tv_sec - k->ctime.tv_sec) * 1000 +
+	    (now.tv_nsec - k->ctime.tv_nsec) / 1000000;
+	return age_ms > YOUNG_MS || age_ms < -YOUNG_MS;
+}
+
+static void
+set_unavailable(struct apply *ap, const char *why)
+{
+	struct apply_event ev = { .kind = APPLY_EV_UNAVAILABLE, .error = why,
+	    .s = ap->conf->s };
+
+	ev.repeat = ap->unavailable && strcmp(ap->reason, why) == 0;
+	tell(ap, &ev);
+	ap->unavailable = true;
+	snprintf(ap->reason, sizeof(ap->reason), "%s", why);
+	ap->metrics_dirty = true;
+}
+
+static void
+set_available(struct apply *ap)
+{
+	if (ap->unavailable) {
+		tell(ap, &(struct apply_event){ .kind = APPLY_EV_AVAILABLE });
+		ap->metrics_dirty = true;
+	}
+	ap->unavailable = false;
+}
+
+/*
+ * Reloads the cache when the file changed. No lock: the file is only
+ * ever replaced by rename, so a read sees one whole version; a version
+ * replaced while it was read shows as a key change and is not kept.
+ */
+static void
+refresh_cache(struct apply *ap)
+{
+	struct store *s = ap->conf->s;
+	struct filekey before;
+
+	if (file_key(s->health_path, &before) == 0 && ap->cached &&
+	    key_same(&before, &ap->key) && key_trusted(&before))
+		return;
+	health_free(&ap->cache);
+	ap->cached = false;
+	if (health_load(s, &ap->cache, ap->conf->threshold) < 0) {
+		set_unavailable(ap, s->why);
+		return;
+	}
+	set_available(ap);
+	ap->cached = file_key(s->health_path, &ap->key) == 0 &&
+	    key_same(&before, &ap->key);
+}
+
+static void __attribute__((format(printf, 2, 3)))
+item_error(struct item *it, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(it->errbuf, sizeof(it->errbuf), fmt, ap);
+	va_end(ap);
+	it->error = it->errbuf;
+}
+
+/* Reads the string field key of a check line; NULL (and an error) if it
+ * is missing, not a string, or too long. */
+static const char *
+item_field(struct item *it, const char *key, size_t max)
+{
+	const char *v = jsonl_str(it->in, key);
+
+	if (it->error != NULL)
+		return NULL;
+	if (v == NULL)
+		item_error(it, "missing string field \"%s\"", key);
+	else if (strlen(v) > max)
+		item_error(it, "field \"%s\" is too long", key);
+	return it->error == NULL ? v : NULL;
+}
+
+static void
+item_classify(struct item *it)
+{
+	const char *check = item_field(it, "check", 64);
+	int k;
+
+	for (k = 0; check != NULL && k < APPLY_CHECK_N; k++)
+		if (strcmp(check, check_name[k]) == 0)
+			break;
+	if (check == NULL)
+		return;
+	if (k == APPLY_CHECK_N) {
+		item_error(it, "unknown check \"%.64s\"", check);
+		return;
+	}
+	it->check = (enum apply_check)k;
+	if (k != APPLY_OK && k != APPLY_FAILED)
+		return;
+	it->rep.vf = item_field(it, "vf_address", 64);
+	it->rep.instance = item_field(it, "instance_id", STORE_STRING_MAX);
+	it->rep.assigned_at = item_field(it, "assigned_at", STORE_STRING_MAX);
+	if (it->error == NULL && !vf_addr_valid(it->rep.vf))
+		item_error(it, "invalid VF address \"%s\"", it->rep.vf);
+	it->report = it->error == NULL;
+}
+
+/* Turns one reader result into a batch item. */
+static void
+item_init(struct apply *ap, struct item *it, enum jsonl_status st,
+    const char *line, size_t len)
+{
+	const char *why = NULL;
+
+	memset(it, 0, sizeof(*it));
+	if (st == JSONL_TOO_LONG)
+		it->error = "line longer than 64 KiB";
+	else if ((it->in = jsonl_parse(line, len, &why)) == NULL)
+		item_error(it, "%s", why);
+	else
+		item_classify(it);
+	if (it->error != NULL)
+		tell(ap, &(struct apply_event){ .kind = APPLY_EV_BAD_LINE,
+		    .lineno = ap->r.lineno, .error = it->error });
+}
+
+static bool
+is_report(const struct item *it)
+{
+	return it->report && it->error == NULL;
+}
+
+/* Answers what the cache can; true if some report needs the lock. */
+static bool
+batch_from_cache(struct apply *ap)
+{
+	bool need = false;
+	size_t i;
+
+	for (i = 0; i < ap->n; i++) {
+		struct item *it = &ap->items[i];
+
+		if (!is_report(it)) {
+			it->done = true;
+			continue;
+		}
+		if (ap->unavailable)
+			continue;
+		if (!ap->cached) {
+			need = true;
+			continue;
+		}
+		it->done = it->check == APPLY_FAILED ?
+		    health_failure_noop(&ap->cache, &it->rep) :
+		    health_success_noop(&ap->cache, &it->rep);
+		need |= !it->done;
+	}
+	return need;
+}
+
+/* Marks every report still unanswered as failed with reason. */
+static void
+fail_pending(struct apply *ap, const char *prefix, const char *reason)
+{
+	size_t i;
+
+	for (i = 0; i < ap->n; i++) {
+		struct item *it = &ap->items[i];
+
+		if (!is_report(it) || it->done)
+			continue;
+		snprintf(it->errbuf, sizeof(it->errbuf), "%s%s", prefix,
+		    reason);
+		it->error = it->errbuf;
+	}
+}
+
+/* Applies the batch's reports to h in input order. */
+static bool
+apply_reports(struct apply *ap, struct health *h)
+{
+	bool changed = h->requarantined;
+	size_t i;
+
+	for (i = 0; i < ap->n; i++) {
+		struct item *it = &ap->items[i];
+
+		if (!is_report(it))
+			continue;
+		it->done = false;
+		if (it->check == APPLY_FAILED &&
+		    health_report_failure(h, &it->rep) < 0)
+			it->error = "out of memory";
+		else if (it->check == APPLY_OK)
+			health_report_success(h, &it->rep);
+		changed |= it->rep.changed;
+	}
+	return changed;
+}
+
+/* Makes the state just saved (under the lock) the cache; h is emptied. */
+static void
+keep_cache(struct apply *ap, struct health *h)
+{
+	health_free(&ap->cache);
+	ap->cached = file_key(ap->conf->s->health_path, &ap->key) == 0;
+	ap->cache = *h;
+	memset(h, 0, sizeof(*h));
+}
+
+/*
+ * The batch holds reports that change state: one exclusive lock, one
+ * fresh load, every report of the batch in order, one save. A report is
+ * answered only after the save returned, so its line means "durable".
+ */
+static void
+batch_locked(struct apply *ap)
+{
+	struct store *s = ap->conf->s;
+	struct atomic_result res;
+	struct health h;
+
+	ap->cached = false;
+	if (store_lock(s, true, ap->conf->lock_timeout) < 0) {
+		if (s->unavailable)
+			set_unavailable(ap, s->why);
+		fail_pending(ap, s->unavailable ?
+		    "VF health state unavailable: " : "", s->why);
+		return;
+	}
+	if (health_load(s, &h, ap->conf->threshold) < 0) {
+		set_unavailable(ap, s->why);
+		fail_pending(ap, "VF health state unavailable: ", s->why);
+	} else if (apply_reports(ap, &h) && health_save(s, &h, &res) < 0) {
+		tell(ap, &(struct apply_event){ .kind = APPLY_EV_PERSIST,
+		    .step = res.step ? res.step : "", .error = s->why });
+		ap->persist_failed = ap->metrics_dirty = true;
+		fail_pending(ap, "persist VF health state: ", s->why);
+	} else {
+		ap->persist_failed = false;
+		set_available(ap);
+		keep_cache(ap, &h);
+	}
+	store_unlock(s);
+	health_free(&h);
+}
+
+/* Counts a report's effect and tells it (the upstream controller logs it). */
+static void
+item_account(struct apply *ap, struct item *it)
+{
+	const char *nvrm = jsonl_str(it->in, "nvrm");
+	struct apply_event ev = { .kind = APPLY_EV_REPORT, .rep = &it->rep,
+	    .failure = it->check == APPLY_FAILED, .error = it->error,
+	    .nvrm = nvrm != NULL ? nvrm : "" };
+
+	if (it->error == NULL && ev.failure &&
+	    it->rep.outcome != HEALTH_UNCHANGED) {
+		ap->init_failures++;
+		ap->quarantines += it->rep.outcome == HEALTH_QUARANTINED;
+		ap->metrics_dirty = true;
+	}
+	tell(ap, &ev);
+}
+
+/* The answer line: the input plus the outcome, or an error first. */
+static json_t *
+item_answer(struct apply *ap, struct item *it)
+{
+	json_t *out, *add;
+
+	if (it->error != NULL) {
+		out = json_pack("{s:s}", "error", it->error);
+		if (out != NULL && it->in != NULL)
+			json_object_update_missing(out, it->in);
+		return out;
+	}
+	if (it->check == APPLY_FAILED)
+		add = health_failure_json(&it->rep, ap->conf->threshold);
+	else if (it->check == APPLY_OK)
+		add = health_success_json(&it->rep);
+	else
+		add = json_pack("{s:s}", "outcome", "counted");
+	out = json_copy(it->in);
+	if (out == NULL || add == NULL || json_object_update(out, add) < 0) {
+		json_decref(out);
+		out = NULL;
+	}
+	json_decref(add);
+	return out;
+}
+
+/* --- apply: metrics ------------------------------------------------------ */
+
+static void
+metrics_text(const struct apply *ap, struct prom *p)
+{
+	static const char *const ns = "hypeman_instances_vgpu_";
+	char name[128];
+	int k;
+
+	prom_family(p, "hypeman_instances_vgpu_sentinel_init_failures_total",
+	    "counter", "Guest-reported vGPU init failures newly recorded.");
+	prom_sample(p, "hypeman_instances_vgpu_sentinel_init_failures_total",
+	    NULL, (double)ap->init_failures);
+	prom_family(p, "hypeman_instances_vgpu_sentinel_quarantines_total",
+	    "counter", "VFs quarantined by the sentinel.");
+	prom_sample(p, "hypeman_instances_vgpu_sentinel_quarantines_total",
+	    NULL, (double)ap->quarantines);
+	snprintf(name, sizeof(name), "%ssentinel_checks_total", ns);
+	prom_family(p, name, "counter", "Guest GPU init checks by result.");
+	for (k = 0; k < APPLY_CHECK_N; k++)
+		prom_sample(p, name, (const char *[]){ "result",
+		    check_name[k], NULL }, (double)ap->checks[k]);
+}
+
+static void
+metrics_flush(struct apply *ap)
+{
+	struct prom p;
+	const char *text;
+	size_t len;
+
+	if (ap->conf->metrics == NULL || !ap->metrics_dirty)
+		return;
+	prom_init(&p);
+	metrics_text(ap, &p);
+	text = prom_finish(&p, &len);
+	if (text == NULL || prom_write_textfile(ap->conf->metrics, text,
+	    len) < 0) {
+		if (!ap->metrics_warned)
+			tell(ap, &(struct apply_event){ .kind =
+			    APPLY_EV_METRICS, .path = ap->conf->metrics,
+			    .error = strerror(errno) });
+		ap->metrics_warned = true;
+	} else {
+		ap->metrics_dirty = ap->metrics_warned = false;
+	}
+	prom_release(&p);
+}
+
+/* --- apply: the stream --------------------------------------------------- */
+
+/* Takes up to APPLY_BATCH_MAX lines already buffered; true at end of input. */
+static bool
+batch_collect(struct apply *ap)
+{
+	struct jsonl_reader *r = &ap->r;
+	enum jsonl_status st;
+	char *line;
+	size_t len;
+
+	ap->n = 0;
+	while (ap->n < APPLY_BATCH_MAX) {
+		st = jsonl_next(r, &line, &len);
+		if (st == JSONL_NEED || st == JSONL_END)
+			return st == JSONL_END;
+		if (st == JSONL_LINE && len == 0)
+			continue;
+		item_init(ap, &ap->items[ap->n], st, line, len);
+		if (ap->items[ap->n].error == NULL) {
+			ap->checks[ap->items[ap->n].check]++;
+			ap->metrics_dirty = true;
+		}
+		ap->n++;
+	}
+	return false;
+}
+
+/* Answers the collected batch; 0 or what emit said (nonzero: stop). */
+static int
+batch_run(struct apply *ap)
+{
+	size_t i;
+	int rc = 0;
+
+	if (ap->n == 0)
+		return 0;
+	refresh_cache(ap);
+	if (ap->unavailable)
+		fail_pending(ap, "VF health state unavailable: ", ap->reason);
+	else if (batch_from_cache(ap))
+		batch_locked(ap);
+	for (i = 0; i < ap->n; i++) {
+		struct item *it = &ap->items[i];
+
+		if (it->report)
+			item_account(ap, it);
+		if (rc == 0)
+			rc = ap->conf->emit(ap->conf->arg,
+			    item_answer(ap, it));
+		json_decref(it->in);
+	}
+	metrics_flush(ap);
+	return rc;
+}
+
+/*
+ * SIGTERM and SIGINT stay blocked except inside ppoll(), so a signal can
+ * only end the wait for input, never a batch half-way. The 1 s timeout
+ * notices a stdout reader that went away while no input comes.
+ */
+static int
+wait_input(struct apply *ap, const sigset_t *waitmask)
+{
+	struct pollfd p = { .fd = ap->conf->in_fd, .events = POLLIN };
+	struct timespec tick = { 1, 0 };
+
+	for (;;) {
+		if (sig_stop)
+			return 1;
+		if (ppoll(&p, 1, &tick, waitmask) > 0)
+			return 0;
+		if (io_peer_gone(ap->conf->out_fd)) {
+			tell(ap, &(struct apply_event){ .kind =
+			    APPLY_EV_PEER_GONE });
+			return -1;
+		}
+	}
+}
+
+static void
+signals_setup(sigset_t *waitmask)
+{
+	sig_stop_install(false);
+	sig_stop_block(waitmask);
+	sig_stop_unblocked(waitmask);
+}
+
+int
+apply_run(struct apply *ap)
+{
+	sigset_t waitmask;
+	bool end = false;
+	int rc = 0, w;
+
+	refresh_cache(ap);
+	metrics_flush(ap);
+	signals_setup(&waitmask);
+	while (rc == 0 && !end) {
+		end = batch_collect(ap);
+		rc = batch_run(ap);
+		if (rc != 0 || end || ap->n == APPLY_BATCH_MAX)
+			continue;
+		if ((w = wait_input(ap, &waitmask)) != 0) {
+			rc = w > 0 ? 0 : -1;
+			break;
+		}
+		if (jsonl_fill(&ap->r) < 0) {
+			tell(ap, &(struct apply_event){ .kind = APPLY_EV_READ,
+			    .error = strerror(errno) });
+			rc = -1;
+		}
+	}
+	metrics_flush(ap);
+	return rc;
+}
+
+struct apply *
+apply_new(const struct apply_conf *conf)
+{
+	struct apply *ap = calloc(1, sizeof(*ap));
+
+	if (ap == NULL)
+		return NULL;
+	if (jsonl_reader_init(&ap->r, conf->in_fd) < 0) {
+		free(ap);
+		errno = ENOMEM;
+		return NULL;
+	}
+	ap->conf = conf;
+	ap->metrics_dirty = true;
+	return ap;
+}
+
+void
+apply_free(struct apply *ap)
+{
+	if (ap == NULL)
+		return;
+	health_free(&ap->cache);
+	jsonl_reader_release(&ap->r);
+	free(ap);
+}
