@@ -80,6 +80,11 @@ $(LIB): $(LIB_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $(LIB_OBJS)
 
+# Program objects are intermediates of a pattern chain: make would delete
+# them after a fresh build and, once the .d files name them, rebuild every
+# program on the next make. Keep every target built.
+.SECONDARY:
+
 $(BIN)/%: $(BUILD)/prog/%.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(DEPS_LIBS) $(LDLIBS)
