@@ -9,9 +9,11 @@
  *
  * Every mutation takes the exclusive lock, loads the files (strictly: a
  * broken file is never overwritten), changes them and saves them with
- * atomic_write(); readers take the shared lock. Decisions that change
- * nothing are made under the shared lock only, so routine no-op reports
- * never queue behind writers.
+ * atomic_write(); readers take the shared lock. A success report is
+ * first decided without any lock (files are only replaced by rename, so
+ * a read sees one whole version): the routine no-op report never queues
+ * behind a writer. A report that changes state takes the exclusive lock
+ * and loads again.
  *
  * Exit codes: 0 done, 1 nothing matched (show --vf, quarantine --card
  * without VFs, release refused while the VF is open) or edit's editor

@@ -2,11 +2,11 @@
  * atomic.h - atomic, durable replacement of a file.
  *
  * Sequence: mkdir the file's directory if needed, fsync that directory's
- * parent (on the file's first write only), unlink a stale PATH.tmp, create PATH.tmp with O_EXCL|O_NOFOLLOW,
- * write, fsync, close, rename over PATH, fsync the directory. A failure
- * before the rename leaves the previous PATH untouched (and removes the
- * temporary file); a failure of the final directory fsync leaves the
- * complete new PATH in place.
+ * parent (on the file's first write only), unlink a stale PATH.tmp,
+ * create PATH.tmp with O_EXCL|O_NOFOLLOW, write, fsync, close, rename
+ * over PATH, fsync the directory. A failure before the rename leaves the
+ * previous PATH untouched (and removes the temporary file); a failure of
+ * the final directory fsync leaves the complete new PATH in place.
  */
 #ifndef VFS_ATOMIC_H
 #define VFS_ATOMIC_H

@@ -35,8 +35,11 @@ bool io_peer_gone(int fd);
  */
 char *io_slurp(const char *path, size_t max, size_t *len);
 
-/* Reads the first line of a small attribute file (sysfs, /proc) into buf,
- * trailing whitespace trimmed. 0 or -1/errno (ENAMETOOLONG if it did not fit). */
+/*
+ * Reads the first line of a small attribute file (sysfs, /proc) into buf,
+ * trailing whitespace trimmed. 0 or -1/errno (ENAMETOOLONG if it did not
+ * fit).
+ */
 int io_read_attr(const char *path, char *buf, size_t len);
 
 /*
