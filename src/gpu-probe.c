@@ -31,7 +31,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +48,7 @@
 #include "log.h"
 #include "nvdev.h"
 #include "sig.h"
+#include "wait.h"
 
 #define PROG "gpu-probe"
 #define OUTPUT_MAX 65536	/* output kept per attempt */
@@ -59,7 +59,30 @@ static const char usage[] =
     "                 [--method auto|nvidia-smi|open] [--nvidia-smi PATH]\n"
     "                 [--proc-root DIR] [--dev-dir DIR]\n"
     "                 [--attempt-timeout S] [--retry-interval S]\n"
-    "                 [--window S]\n";
+    "                 [--window S]\n"
+    "\n"
+    "Forces NVIDIA driver init at boot and writes the outcome as event lines\n"
+    "(gpu_init_ok, or the failure).\n"
+    "\n"
+    "Options:\n"
+    "  -c, --config FILE     configuration file (default $VFSENTINEL_CONF,\n"
+    "                        else /etc/vfsentinel/vfsentinel.conf)\n"
+    "  --log-level LEVEL     debug, info, warn or error (default info)\n"
+    "  --method auto|nvidia-smi|open\n"
+    "                        how an attempt proves driver init: run nvidia-\n"
+    "                        smi -L, or open every /dev/nvidiaN; auto:\n"
+    "                        nvidia-smi if found, else open (default)\n"
+    "  --nvidia-smi PATH     the program to run (default the first nvidia-smi\n"
+    "                        on PATH)\n"
+    "  --proc-root DIR       where /proc is, for tests (default /)\n"
+    "  --dev-dir DIR         where the device nodes are, and are made\n"
+    "                        (default /dev)\n"
+    "  --attempt-timeout S   seconds an attempt may run (default 30)\n"
+    "  --retry-interval S    seconds between attempts (default 15)\n"
+    "  --window S            seconds after which a failed attempt is the last\n"
+    "                        (default 600)\n"
+    "  -h, --help            print this help and exit\n"
+    "  --version             print the version and exit\n";
 
 enum {
 	OPT_NVIDIA_SMI = CLI_OPT_FIRST_FREE,
@@ -79,14 +102,6 @@ enum method {
 
 static const char *const method_names[] = { "auto", "nvidia-smi", "open" };
 
-enum stop {
-	RUNNING,
-	STOP_SIGNAL,		/* exit 0 */
-	STOP_PEER,		/* stdout reader gone: exit 74 */
-	STOP_OUTPUT,		/* write to stdout failed: exit 74 */
-	STOP_OS			/* fork or pipe failed: exit 71 */
-};
-
 struct probe {
 	enum method method;	/* --method */
 	enum method use;	/* the one chosen; METHOD_AUTO: none */
@@ -97,8 +112,7 @@ struct probe {
 	unsigned attempt_timeout;
 	unsigned retry_interval;
 	unsigned window;
-	enum stop stop;
-	int stop_errno;
+	struct stop stop;
 };
 
 struct attempt {
@@ -110,17 +124,6 @@ struct attempt {
 	bool killed;		/* by us, at the timeout */
 	int status;
 };
-
-/* Sets p->stop when a signal came or the stdout reader went away. */
-static bool
-must_stop(struct probe *p)
-{
-	if (p->stop == RUNNING && sig_stop)
-		p->stop = STOP_SIGNAL;
-	if (p->stop == RUNNING && io_peer_gone(STDOUT_FILENO))
-		p->stop = STOP_PEER;
-	return p->stop != RUNNING;
-}
 
 /* Writes one event line with the method in use (if any); "text" (may be
  * NULL) is added as key. */
@@ -141,10 +144,8 @@ emit(struct probe *p, const char *event, const char *key, const char *text,
 	if (rc == 0)
 		rc = jsonl_write(stdout, ev);
 	json_decref(ev);
-	if (rc < 0) {
-		p->stop = STOP_OUTPUT;
-		p->stop_errno = errno;
-	}
+	if (rc < 0)
+		stop_set(&p->stop, STOP_OUTPUT, errno);
 	return rc;
 }
 
@@ -267,11 +268,13 @@ static int
 attempt_wait(struct probe *p, struct attempt *a)
 {
 	long long deadline = io_now_ms() + 1000LL * p->attempt_timeout;
-	struct pollfd pfd;
-	long long left;
+	long long left = 0;
 
 	while (!a->reaped || a->fd >= 0) {
-		if (must_stop(p) || (left = deadline - io_now_ms()) <= 0) {
+		if (stop_check(&p->stop) ||
+		    (left = deadline - io_now_ms()) <= 0 ||
+		    stop_wait(&p->stop, a->fd, left > TICK_MS ? TICK_MS :
+		    (int)left) < 0) {
 			attempt_kill(a);
 			if (a->fd >= 0) {
 				attempt_drain(a);
@@ -280,14 +283,10 @@ attempt_wait(struct probe *p, struct attempt *a)
 			}
 			break;
 		}
-		pfd.fd = a->fd;
-		pfd.events = POLLIN;
-		poll(&pfd, a->fd >= 0 ? 1 : 0, left > TICK_MS ? TICK_MS :
-		    (int)left);
 		attempt_drain(a);
 		attempt_reap(a, WNOHANG);
 	}
-	return p->stop == RUNNING ? 0 : -1;
+	return p->stop.why == RUNNING ? 0 : -1;
 }
 
 static bool
@@ -344,8 +343,7 @@ probe_once(struct probe *p, struct attempt *a, unsigned nr)
 	size_t n;
 
 	if (attempt_start(p, a) < 0) {
-		p->stop = STOP_OS;
-		p->stop_errno = errno;
+		stop_set(&p->stop, STOP_OS, errno);
 		return -1;
 	}
 	if (attempt_wait(p, a) < 0)
@@ -362,18 +360,6 @@ probe_once(struct probe *p, struct attempt *a, unsigned nr)
 	    -1 : 0;
 }
 
-/* Sleeps s seconds unless the probe must stop. 0 or -1. */
-static int
-probe_nap(struct probe *p, unsigned s)
-{
-	long long end = io_now_ms() + 1000LL * s, left;
-	struct pollfd pfd = { .fd = STDOUT_FILENO, .events = 0 };
-
-	while (!must_stop(p) && (left = end - io_now_ms()) > 0)
-		poll(&pfd, 1, left > 500 ? 500 : (int)left);
-	return must_stop(p) ? -1 : 0;
-}
-
 static void
 probe_run(struct probe *p)
 {
@@ -384,8 +370,7 @@ probe_run(struct probe *p)
 
 	a.out = malloc(OUTPUT_MAX);
 	if (a.out == NULL) {
-		p->stop = STOP_OS;
-		p->stop_errno = errno;
+		stop_set(&p->stop, STOP_OS, errno);
 		return;
 	}
 	log_msg(LVL_INFO, "GPU init probe started", "{s:s}", "method",
@@ -400,7 +385,7 @@ probe_run(struct probe *p)
 			emit(p, "gpu_probe_gave_up", NULL, NULL, 0);
 			break;
 		}
-		if (probe_nap(p, p->retry_interval) < 0)
+		if (stop_nap(&p->stop, p->retry_interval) < 0)
 			break;
 	}
 	free(a.out);
@@ -495,19 +480,17 @@ parse_args(int argc, char **argv, struct probe *p)
 static int
 exit_code(const struct probe *p)
 {
-	if (p->stop == STOP_SIGNAL)
+	if (p->stop.why == STOP_SIGNAL)
 		log_msg(LVL_INFO, "GPU init probe stopped by signal", NULL);
-	if (p->stop == STOP_PEER)
+	if (p->stop.why == STOP_PEER)
 		log_msg(LVL_WARN, "stdout reader gone", NULL);
-	if (p->stop == STOP_OUTPUT)
+	if (p->stop.why == STOP_OUTPUT)
 		log_msg(LVL_ERROR, "write stdout failed", "{s:s}", "error",
-		    strerror(p->stop_errno));
-	if (p->stop == STOP_OS)
+		    strerror(p->stop.err));
+	if (p->stop.why == STOP_OS)
 		log_msg(LVL_ERROR, "cannot start a probe attempt", "{s:s}",
-		    "error", strerror(p->stop_errno));
-	if (p->stop == STOP_OS)
-		return EX_OSERR;
-	return p->stop == STOP_PEER || p->stop == STOP_OUTPUT ? EX_IOERR : 0;
+		    "error", strerror(p->stop.err));
+	return stop_exit_code(&p->stop);
 }
 
 int

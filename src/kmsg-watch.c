@@ -24,7 +24,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +41,7 @@
 #include "log.h"
 #include "pci.h"
 #include "sig.h"
+#include "wait.h"
 
 #define PROG "kmsg-watch"
 #define WAKE_MS 500		/* bound on noticing a signal that raced poll */
@@ -49,21 +49,32 @@
 static const char usage[] =
     "usage: kmsg-watch [-c FILE] [--sysfs-root DIR] [--log-level LEVEL]\n"
     "                  [--kmsg FILE] [--no-pci-check] [--open-retry S]\n"
-    "                  [--reopen-delay S]\n";
+    "                  [--reopen-delay S]\n"
+    "\n"
+    "Writes a gpu_init_failed event line for each NVIDIA driver init failure\n"
+    "(RmInitAdapter) in the kernel log.\n"
+    "\n"
+    "Options:\n"
+    "  -c, --config FILE     configuration file (default $VFSENTINEL_CONF,\n"
+    "                        else /etc/vfsentinel/vfsentinel.conf)\n"
+    "  --sysfs-root DIR      prefix for /sys (default sysfs_root, else /)\n"
+    "  --log-level LEVEL     debug, info, warn or error (default info)\n"
+    "  --kmsg FILE           read FILE instead of /dev/kmsg; a regular file\n"
+    "                        or FIFO holds one record a line, and its end\n"
+    "                        exits 0\n"
+    "  --no-pci-check        skip the check for an NVIDIA PCI function\n"
+    "  --open-retry S        seconds between attempts to open the input\n"
+    "                        (default 60)\n"
+    "  --reopen-delay S      seconds to wait after a read error before\n"
+    "                        reopening (default 5)\n"
+    "  -h, --help            print this help and exit\n"
+    "  --version             print the version and exit\n";
 
 enum {
 	OPT_KMSG = CLI_OPT_FIRST_FREE,
 	OPT_NO_PCI_CHECK,
 	OPT_OPEN_RETRY,
 	OPT_REOPEN_DELAY
-};
-
-enum stop {
-	RUNNING,
-	STOP_SIGNAL,		/* SIGTERM or SIGINT: exit 0 */
-	STOP_PEER,		/* stdout reader gone: exit 74 */
-	STOP_OUTPUT,		/* write to stdout failed: exit 74 */
-	STOP_MEMORY		/* exit 71 */
 };
 
 struct watch {
@@ -74,55 +85,9 @@ struct watch {
 	int fd;
 	bool opened_once;
 	bool read_first;	/* character device or regular file */
-	enum stop stop;
-	int stop_errno;
+	struct stop stop;
 	struct kmsg_reader r;
 };
-
-/*
- * Waits up to ms for fd to be readable (fd -1: just waits), watching
- * stdout for its reader going away. Returns 1 readable, 0 timeout, -1
- * when the watch must stop (w->stop says why).
- */
-static int
-watch_wait(struct watch *w, int fd, int ms)
-{
-	struct pollfd p[2] = {
-		{ .fd = STDOUT_FILENO, .events = 0 },
-		{ .fd = fd, .events = POLLIN }
-	};
-	int n;
-
-	if (sig_stop)
-		w->stop = STOP_SIGNAL;
-	if (w->stop != RUNNING)
-		return -1;
-	n = poll(p, fd < 0 ? 1 : 2, ms);
-	if (n < 0 && !sig_stop)
-		return 0;
-	if (n > 0 && p[0].revents & (POLLERR | POLLHUP | POLLNVAL)) {
-		w->stop = STOP_PEER;
-		return -1;
-	}
-	if (sig_stop)
-		w->stop = STOP_SIGNAL;
-	if (w->stop != RUNNING)
-		return -1;
-	return fd >= 0 && p[1].revents != 0;
-}
-
-/* Sleeps s seconds unless the watch must stop. 0 or -1. */
-static int
-watch_nap(struct watch *w, unsigned s)
-{
-	long long end = io_now_ms() + (long long)s * 1000;
-	long long left;
-
-	while ((left = end - io_now_ms()) > 0)
-		if (watch_wait(w, -1, left > WAKE_MS ? WAKE_MS : (int)left) < 0)
-			return -1;
-	return w->stop == RUNNING ? 0 : -1;
-}
 
 /*
  * The reader's seam. The descriptor is non-blocking. The device and
@@ -141,14 +106,12 @@ watch_read(void *ctx, void *buf, size_t len)
 	int rc;
 
 	for (;;) {
-		if (sig_stop)
-			w->stop = STOP_SIGNAL;
-		if (ready && w->stop == RUNNING) {
+		if (ready && !stop_check(&w->stop)) {
 			n = read(w->fd, buf, len);
 			if (n >= 0 || (errno != EAGAIN && errno != EINTR))
 				return n;
 		}
-		rc = watch_wait(w, w->fd, WAKE_MS);
+		rc = stop_wait(&w->stop, w->fd, WAKE_MS);
 		if (rc < 0) {
 			errno = ECANCELED;
 			return -1;
@@ -171,15 +134,13 @@ watch_emit(void *ctx, const struct kmsg_record *rec)
 	    "message", jsonl_string_lossy(rec->msg, rec->msglen));
 	if (ev == NULL || json_object_get(ev, "message") == NULL) {
 		json_decref(ev);
-		w->stop = STOP_MEMORY;
+		stop_set(&w->stop, STOP_MEMORY, ENOMEM);
 		return -1;
 	}
 	rc = jsonl_write(stdout, ev);
 	json_decref(ev);
-	if (rc < 0) {
-		w->stop = STOP_OUTPUT;
-		w->stop_errno = errno;
-	}
+	if (rc < 0)
+		stop_set(&w->stop, STOP_OUTPUT, errno);
 	return rc;
 }
 
@@ -228,7 +189,7 @@ watch_open(struct watch *w)
 	}
 	kmsg_reader_release(&w->r);
 	if (kmsg_reader_init(&w->r, !S_ISCHR(st.st_mode)) < 0) {
-		w->stop = STOP_MEMORY;
+		stop_set(&w->stop, STOP_MEMORY, ENOMEM);
 		return -1;
 	}
 	return 0;
@@ -243,7 +204,7 @@ watch_scan(struct watch *w)
 
 	while ((rc = kmsg_step(&w->r)) > 0)
 		;
-	if (rc < 0 && w->stop != RUNNING)
+	if (rc < 0 && w->stop.why != RUNNING)
 		return -1;
 	if (rc == 0 && w->r.lines)
 		return 1;
@@ -258,10 +219,10 @@ watch_run(struct watch *w)
 {
 	int rc = 0;
 
-	while (w->stop == RUNNING) {
+	while (w->stop.why == RUNNING) {
 		if (watch_open(w) < 0) {
-			if (w->stop == RUNNING)
-				watch_nap(w, w->open_retry);
+			if (w->stop.why == RUNNING)
+				stop_nap(&w->stop, w->open_retry);
 			continue;
 		}
 		rc = watch_scan(w);
@@ -269,7 +230,7 @@ watch_run(struct watch *w)
 		w->fd = -1;
 		if (rc != 0)
 			break;
-		watch_nap(w, w->reopen_delay);
+		stop_nap(&w->stop, w->reopen_delay);
 	}
 	return rc;
 }
@@ -330,21 +291,19 @@ have_nvidia(const struct conf *conf)
 static int
 exit_code(const struct watch *w)
 {
-	if (w->stop == STOP_PEER)
+	if (w->stop.why == STOP_PEER)
 		log_msg(LVL_WARN, "stdout reader gone", NULL);
-	if (w->stop == STOP_OUTPUT)
+	if (w->stop.why == STOP_OUTPUT)
 		log_msg(LVL_ERROR, "write stdout failed", "{s:s}", "error",
-		    strerror(w->stop_errno));
-	if (w->stop == STOP_MEMORY)
+		    strerror(w->stop.err));
+	if (w->stop.why == STOP_MEMORY)
 		log_msg(LVL_ERROR, "out of memory", NULL);
 	log_msg(LVL_INFO, "kmsg watch ended", "{s:I, s:I, s:I, s:I}",
 	    "matched", (json_int_t)w->r.stats.matched,
 	    "overruns", (json_int_t)w->r.stats.overruns,
 	    "lost", (json_int_t)w->r.stats.lost,
 	    "overlong", (json_int_t)w->r.stats.overlong);
-	if (w->stop == STOP_MEMORY)
-		return EX_OSERR;
-	return w->stop == STOP_PEER || w->stop == STOP_OUTPUT ? EX_IOERR : 0;
+	return stop_exit_code(&w->stop);
 }
 
 int

@@ -48,6 +48,7 @@
 #include "sysfs.h"
 #include "targets.h"
 #include "vmm.h"
+#include "wait.h"
 
 #define PROG "sentinel-poll"
 #define REQUEST "{\"method\":\"GetGPUInitStatus\"}\n"
@@ -58,7 +59,35 @@ static const char usage[] =
     "                     [--lock-timeout S] [--log-level LEVEL]\n"
     "                     [--interval S] [--once] [--concurrency N]\n"
     "                     [--timeout S] [--targets FILE|-]\n"
-    "                     [--source vsock|log] [--proc-root DIR]\n";
+    "                     [--source vsock|log] [--proc-root DIR]\n"
+    "\n"
+    "Asks every live claimed vGPU guest for its GPU init state and writes one\n"
+    "check line each, for vfstore apply.\n"
+    "\n"
+    "Options:\n"
+    "  -c, --config FILE     configuration file (default $VFSENTINEL_CONF,\n"
+    "                        else /etc/vfsentinel/vfsentinel.conf)\n"
+    "  --data-dir DIR        host state directory; the claims ledger is\n"
+    "                        DIR/gpu/vf-claims.json (default data_dir)\n"
+    "  --sysfs-root DIR      prefix for /sys (default sysfs_root, else /)\n"
+    "  --lock-timeout S      seconds to wait for the store lock (default 10);\n"
+    "                        a scan that cannot get it is a list_error\n"
+    "  --log-level LEVEL     debug, info, warn or error (default info)\n"
+    "  --interval S          seconds between scan starts (default\n"
+    "                        sentinel.interval, 5)\n"
+    "  --once                exit 0 after one scan\n"
+    "  --concurrency N       checks in flight (default sentinel.concurrency,\n"
+    "                        64)\n"
+    "  --timeout S           seconds per check, connect to reply (default\n"
+    "                        sentinel.timeout, 5)\n"
+    "  --targets FILE|-      read the targets from JSON lines instead of the\n"
+    "                        claims ledger\n"
+    "  --source vsock|log    where guest states come from: the guest agent,\n"
+    "                        or the VM's console log (default vsock)\n"
+    "  --proc-root DIR       read the Unix socket table from\n"
+    "                        DIR/proc/net/unix, for tests (default /)\n"
+    "  -h, --help            print this help and exit\n"
+    "  --version             print the version and exit\n";
 
 enum {
 	OPT_INTERVAL = CLI_OPT_FIRST_FREE,
@@ -367,23 +396,15 @@ stopping(const struct poller *p)
 
 /* Waits in ppoll(2), the only place TERM/INT are delivered. */
 static int
-wait_fds(struct poller *p, struct pollfd *pfds, size_t n, long long ms)
+poller_wait(struct poller *p, struct pollfd *pfds, size_t n, long long ms)
 {
-	struct timespec ts;
+	bool gone = false;
 	int r;
 
-	if (ms < 0)
-		ms = 0;
-	ts.tv_sec = ms / 1000;
-	ts.tv_nsec = (ms % 1000) * 1000000;
-	pfds[n].fd = STDOUT_FILENO;
-	pfds[n].events = 0;
-	pfds[n].revents = 0;
-	r = ppoll(pfds, n + 1, &ts, &p->run_mask);
-	if (r > 0 && (pfds[n].revents & (POLLERR | POLLHUP | POLLNVAL))) {
+	r = wait_fds(pfds, n, STDOUT_FILENO, ms, &p->run_mask, &gone);
+	if (gone && !p->peer_gone)
 		log_msg(LVL_INFO, "stdout reader went away", NULL);
-		p->peer_gone = true;
-	}
+	p->peer_gone = p->peer_gone || gone;
 	return r;
 }
 
@@ -409,7 +430,8 @@ check_round(struct poller *p)
 {
 	long long ms = checkpool_prepare(&p->pool);
 
-	if (wait_fds(p, p->pool.pfds, p->pool.n, ms) == -1 && errno == EINTR)
+	if (poller_wait(p, p->pool.pfds, p->pool.n, ms) == -1 &&
+	    errno == EINTR)
 		return;
 	checkpool_advance(&p->pool, check_done, p);
 }
@@ -501,7 +523,7 @@ wait_next_scan(struct poller *p, long long at)
 	long long left;
 
 	while (!stopping(p) && (left = at - io_now_ms()) > 0)
-		wait_fds(p, &pfd, 0, left);
+		poller_wait(p, &pfd, 0, left);
 }
 
 /* Scans until --once, a signal or a dead stdout. The exit code. */

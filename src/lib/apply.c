@@ -23,6 +23,7 @@
 #include "store.h"
 #include "timefmt.h"
 #include "vfaddr.h"
+#include "wait.h"
 
 #define YOUNG_MS 100		/* a file changed this recently is re-read */
 
@@ -523,21 +524,23 @@ batch_run(struct apply *ap)
 
 /*
  * SIGTERM and SIGINT stay blocked except inside ppoll(), so a signal can
- * only end the wait for input, never a batch half-way. The 1 s timeout
- * notices a stdout reader that went away while no input comes.
+ * only end the wait for input, never a batch half-way. The same ppoll()
+ * watches the reader of the answers, so one that went away while no
+ * input comes is noticed at once.
  */
 static int
 wait_input(struct apply *ap, const sigset_t *waitmask)
 {
-	struct pollfd p = { .fd = ap->conf->in_fd, .events = POLLIN };
-	struct timespec tick = { 1, 0 };
+	struct pollfd p[2] = { { .fd = ap->conf->in_fd, .events = POLLIN } };
+	bool gone = false;
 
 	for (;;) {
 		if (sig_stop)
 			return 1;
-		if (ppoll(&p, 1, &tick, waitmask) > 0)
+		if (wait_fds(p, 1, ap->conf->out_fd, 1000, waitmask,
+		    &gone) > 0 && p[0].revents != 0)
 			return 0;
-		if (io_peer_gone(ap->conf->out_fd)) {
+		if (gone) {
 			tell(ap, &(struct apply_event){ .kind =
 			    APPLY_EV_PEER_GONE });
 			return -1;

@@ -1,0 +1,85 @@
+/*
+ * wait.c - unit tests for src/lib/wait.c: waiting while watching the
+ * reader of stdout, the stop reasons and their exit codes.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include "io.h"
+#include "sig.h"
+#include "tap.h"
+#include "wait.h"
+
+/* stdout becomes the write end of a pipe; *rd gets the read end. */
+static int
+stdout_pipe(int *rd)
+{
+	int p[2];
+
+	if (pipe(p) < 0 || dup2(p[1], STDOUT_FILENO) < 0)
+		return -1;
+	close(p[1]);
+	*rd = p[0];
+	return 0;
+}
+
+static void
+test_wait(void)
+{
+	struct stop s = { RUNNING, 0 };
+	int in[2], rd = -1, saved = dup(STDOUT_FILENO);
+	long long t0;
+
+	if (!ok(saved >= 0 && pipe(in) == 0 && stdout_pipe(&rd) == 0,
+	    "pipes"))
+		return;
+	t0 = io_now_ms();
+	ok(stop_wait(&s, in[0], 50) == 0 && s.why == RUNNING,
+	    "timeout: 0, still running");
+	ok(io_now_ms() - t0 >= 40, "timeout waited");
+	ok(write(in[1], "x", 1) == 1 && stop_wait(&s, in[0], 1000) == 1,
+	    "readable: 1");
+	ok(stop_nap(&s, 0) == 0, "nap of 0 s returns 0");
+	close(rd);
+	ok(stop_wait(&s, -1, 5000) == -1 && s.why == STOP_PEER,
+	    "reader gone: -1, STOP_PEER");
+	ok(stop_exit_code(&s) == EX_IOERR, "peer gone: exit 74");
+	stop_set(&s, STOP_MEMORY, ENOMEM);
+	ok(s.why == STOP_PEER, "the first reason stays");
+	ok(stop_nap(&s, 1) == -1, "nap when stopping: -1");
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	close(in[0]);
+	close(in[1]);
+}
+
+static void
+test_codes(void)
+{
+	struct stop s = { RUNNING, 0 };
+
+	ok(stop_exit_code(&s) == 0, "running: 0");
+	ok(!stop_check(&s), "no signal: not stopping");
+	sig_stop = SIGTERM;
+	ok(stop_check(&s) && s.why == STOP_SIGNAL, "signal: STOP_SIGNAL");
+	ok(stop_wait(&s, -1, 5000) == -1, "signal: wait returns at once");
+	ok(stop_exit_code(&s) == 0, "signal: exit 0");
+	sig_stop = 0;
+	s = (struct stop){ RUNNING, 0 };
+	stop_set(&s, STOP_OS, EAGAIN);
+	ok(stop_exit_code(&s) == EX_OSERR && s.err == EAGAIN, "os: exit 71");
+	s = (struct stop){ RUNNING, 0 };
+	stop_set(&s, STOP_OUTPUT, EIO);
+	ok(stop_exit_code(&s) == EX_IOERR, "output: exit 74");
+}
+
+int
+main(void)
+{
+	sig_ignore_pipe();
+	test_wait();
+	test_codes();
+	return done_testing();
+}
