@@ -30,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -53,6 +52,7 @@
 #define PROG "sentinel-poll"
 #define REQUEST "{\"method\":\"GetGPUInitStatus\"}\n"
 #define CONFIRM_EVERY_MS 250		/* batch the re-reads of the targets */
+#define FD_SPARE 32			/* descriptors beside the checks in flight */
 
 static const char usage[] =
     "usage: sentinel-poll [-c FILE] [--data-dir DIR] [--sysfs-root DIR]\n"
@@ -650,19 +650,14 @@ setup_signals(struct poller *p)
 static void
 fit_fd_limit(struct poller *p)
 {
-	struct rlimit rl;
-	rlim_t want = (rlim_t)p->concurrency + 32;
+	size_t n = io_fd_limit_fit(p->concurrency, FD_SPARE);
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur >= want)
-		return;
-	rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
-	setrlimit(RLIMIT_NOFILE, &rl);
-	if (rl.rlim_cur >= want || rl.rlim_cur <= 32)
+	if (n == 0 || n >= p->concurrency)
 		return;
 	log_msg(LVL_WARN, "concurrency lowered to fit the open files limit",
 	    "{s:i, s:i}", "concurrency", (int)p->concurrency, "limit",
-	    (int)(rl.rlim_cur - 32));
-	p->concurrency = (unsigned)(rl.rlim_cur - 32);
+	    (int)n);
+	p->concurrency = (unsigned)n;
 }
 
 static void

@@ -30,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -48,6 +47,8 @@
 
 #define PROG "vsock-answer"
 #define CLIENT_MAX 1024			/* connections open at once */
+#define CLIENT_MIN 16			/* ... whatever the open files limit */
+#define FD_SPARE 64			/* descriptors beside the connections */
 #define CLIENT_MS 5000			/* lifetime of one connection */
 #define CLIENT_BUF0 128			/* first request buffer size */
 #define FAIL_MARKER_MS 30000		/* failure markers at most so often */
@@ -58,7 +59,28 @@
 static const char usage[] =
     "usage: vsock-answer [-c FILE] [--log-level LEVEL] [--events PATH | -]\n"
     "                    [--listen ENDPOINT] [--state-file PATH]\n"
-    "                    [--boot-id-file PATH] [--console PATH]\n";
+    "                    [--boot-id-file PATH] [--console PATH]\n"
+    "\n"
+    "Holds the guest's GPU init state, fed by kmsg-watch and gpu-probe, and\n"
+    "answers the host's GetGPUInitStatus.\n"
+    "\n"
+    "Options:\n"
+    "  -c, --config FILE     configuration file; only guest.vsock_port is\n"
+    "                        used (default $VFSENTINEL_CONF, else\n"
+    "                        /etc/vfsentinel/vfsentinel.conf)\n"
+    "  --log-level LEVEL     debug, info, warn or error (default info)\n"
+    "  --events PATH|-       event input: a FIFO (created if missing), a\n"
+    "                        regular file, or - for standard input\n"
+    "  --listen ENDPOINT     vsock:PORT or unix:PATH (default\n"
+    "                        vsock:guest.vsock_port)\n"
+    "  --state-file PATH     the state, written on every change and restored\n"
+    "                        within one boot\n"
+    "  --boot-id-file PATH   where the boot id is read (default\n"
+    "                        /proc/sys/kernel/random/boot_id)\n"
+    "  --console PATH        also write the serial-console markers\n"
+    "                        (HYPEMAN-GPU-INIT-OK/FAILED) to PATH\n"
+    "  -h, --help            print this help and exit\n"
+    "  --version             print the version and exit\n";
 
 enum {
 	OPT_EVENTS = CLI_OPT_FIRST_FREE,
@@ -542,18 +564,9 @@ listen_open(struct answer *a)
 static void
 limits_set(struct answer *a)
 {
-	struct rlimit rl;
-
-	a->max_clients = CLIENT_MAX;
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-		return;
-	if (rl.rlim_cur < CLIENT_MAX + 64 && rl.rlim_max != rl.rlim_cur) {
-		rl.rlim_cur = rl.rlim_max < CLIENT_MAX + 64 ? rl.rlim_max :
-		    CLIENT_MAX + 64;
-		(void)setrlimit(RLIMIT_NOFILE, &rl);
-	}
-	if (rl.rlim_cur < CLIENT_MAX + 64)
-		a->max_clients = rl.rlim_cur > 80 ? rl.rlim_cur - 64 : 16;
+	a->max_clients = io_fd_limit_fit(CLIENT_MAX, FD_SPARE);
+	if (a->max_clients < CLIENT_MIN)
+		a->max_clients = CLIENT_MIN;
 	a->pfds = malloc((POLL_FIXED + a->max_clients) * sizeof(*a->pfds));
 	a->clients = malloc(a->max_clients * sizeof(*a->clients));
 	if (a->pfds == NULL || a->clients == NULL)

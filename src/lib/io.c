@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,6 +58,23 @@ io_set_nonblock(int fd, bool on)
 		return -1;
 	fl = on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK;
 	return fcntl(fd, F_SETFL, fl);
+}
+
+size_t
+io_fd_limit_fit(size_t want, size_t spare)
+{
+	struct rlimit rl;
+	rlim_t need = (rlim_t)want + spare, cur;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur >= need)
+		return want;
+	cur = rl.rlim_cur;
+	rl.rlim_cur = rl.rlim_max < need ? rl.rlim_max : need;
+	if (rl.rlim_cur != cur && setrlimit(RLIMIT_NOFILE, &rl) == 0)
+		cur = rl.rlim_cur;
+	if (cur >= need)
+		return want;
+	return cur > spare ? (size_t)(cur - spare) : 0;
 }
 
 bool

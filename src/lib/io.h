@@ -50,6 +50,14 @@ int io_read_attr(const char *path, char *buf, size_t len);
  */
 int io_mkdir_p(const char *dir);
 
+/*
+ * Fits want descriptors plus spare ones (stdio, logs, listeners) under
+ * the soft limit of open files, raising it toward the hard limit when
+ * needed. Returns want when they fit (or the limit cannot be read),
+ * else how many fit beside the spare ones: 0 when not even those do.
+ */
+size_t io_fd_limit_fit(size_t want, size_t spare);
+
 /* Monotonic clock in milliseconds. */
 long long io_now_ms(void);
 

@@ -1,9 +1,12 @@
 /*
  * wait.c - unit tests for src/lib/wait.c: waiting while watching the
- * reader of stdout, the stop reasons and their exit codes.
+ * reader of stdout, the stop reasons and their exit codes; and
+ * io_fd_limit_fit(), the open-files fit of sentinel-poll and
+ * vsock-answer.
  */
 #include <errno.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sysexits.h>
 #include <unistd.h>
 
@@ -75,11 +78,28 @@ test_codes(void)
 	ok(stop_exit_code(&s) == EX_IOERR, "output: exit 74");
 }
 
+/* Last: it lowers the hard limit, which cannot be undone. */
+static void
+test_fd_limit(void)
+{
+	struct rlimit rl = { 48, 100 };
+
+	if (!ok(setrlimit(RLIMIT_NOFILE, &rl) == 0, "limit 48/100"))
+		return;
+	ok(io_fd_limit_fit(10, 32) == 10, "10 + 32 fit in 48");
+	ok(io_fd_limit_fit(50, 32) == 50 && getrlimit(RLIMIT_NOFILE, &rl) ==
+	    0 && rl.rlim_cur == 82, "50 + 32: soft limit raised to 82");
+	ok(io_fd_limit_fit(1000, 32) == 68 && getrlimit(RLIMIT_NOFILE, &rl) ==
+	    0 && rl.rlim_cur == 100, "1000 + 32: 68 fit under the hard 100");
+	ok(io_fd_limit_fit(1000, 100) == 0, "not even the spare ones: 0");
+}
+
 int
 main(void)
 {
 	sig_ignore_pipe();
 	test_wait();
 	test_codes();
+	test_fd_limit();
 	return done_testing();
 }
