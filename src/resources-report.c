@@ -41,7 +41,26 @@
 static const char usage[] =
     "usage: resources-report [-c FILE] [--data-dir DIR] [--sysfs-root DIR]\n"
     "                        [--lock-timeout S] [--log-level LEVEL]\n"
-    "                        [--format json|prometheus] [--output FILE]\n";
+    "                        [--format json|prometheus] [--output FILE]\n"
+    "\n"
+    "Reports the host's vGPU capacity (slots, per profile, placement\n"
+    "disabled) as JSON or Prometheus gauges.\n"
+    "\n"
+    "Options:\n"
+    "  -c, --config FILE     configuration file (default $VFSENTINEL_CONF,\n"
+    "                        else /etc/vfsentinel/vfsentinel.conf)\n"
+    "  --data-dir DIR        host state directory; the files are in DIR/gpu\n"
+    "                        (default data_dir, else /var/lib/vfsentinel)\n"
+    "  --sysfs-root DIR      prefix for /sys (default sysfs_root, else /)\n"
+    "  --lock-timeout S      seconds to wait for the store lock (default 10)\n"
+    "  --log-level LEVEL     debug, info, warn or error (default info)\n"
+    "  --format json|prometheus\n"
+    "                        the output format (default json); prometheus is\n"
+    "                        for node_exporter's textfile collector\n"
+    "  --output FILE         write FILE atomically (mode 0644) instead of\n"
+    "                        standard output\n"
+    "  -h, --help            print this help and exit\n"
+    "  --version             print the version and exit\n";
 
 enum {
 	OPT_FORMAT = CLI_OPT_FIRST_FREE,

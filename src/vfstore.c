@@ -58,7 +58,56 @@ static const char usage[] =
     "  release --instance ID [--deconfigure] [--proc-root DIR]\n"
     "  check\n"
     "  init [--owner USER]\n"
-    "  edit [health|claims]\n";
+    "  edit [health|claims]\n"
+    "\n"
+    "Commands:\n"
+    "  report-failure        tally a failed driver init of an assignment; the\n"
+    "                        VF is quarantined at gpu.vf_quarantine_threshold\n"
+    "  report-success        remove the assignment's failure and older ones;\n"
+    "                        rescind a quarantine it triggered\n"
+    "  apply                 read sentinel-poll's check lines on standard\n"
+    "                        input, answer one line each\n"
+    "  show                  the records, \"quarantined\" with the threshold\n"
+    "                        applied\n"
+    "  quarantine            quarantine a VF, or every VF of a card (a drain)\n"
+    "  clear                 remove the records of a VF or of a card's VFs\n"
+    "  claims                the claims ledger, one line a claim\n"
+    "  config                the effective configuration as one JSON object\n"
+    "  release               remove the claim of an instance\n"
+    "  check                 load and validate both files\n"
+    "  init                  create DATA_DIR/gpu and its lock file\n"
+    "  edit                  edit a file in $EDITOR under the lock; saved\n"
+    "                        only if it loads\n"
+    "\n"
+    "Options:\n"
+    "  --vf VF               a VF's PCI address, e3:00.4 or 0000:e3:00.4\n"
+    "  --card PF             a card's (physical function's) PCI address\n"
+    "  --instance ID         the VM instance\n"
+    "  --assigned-at TS      when the VF was assigned to the instance (RFC\n"
+    "                        3339, the claim's claimed_at)\n"
+    "  --force               quarantine a VF that sysfs does not show\n"
+    "  --reason TEXT         why, for the log\n"
+    "  --metrics-file PATH   apply: rewrite this Prometheus textfile after\n"
+    "                        each batch\n"
+    "  --deconfigure         first write 0 to the VF's\n"
+    "                        nvidia/current_vgpu_type; refused while a\n"
+    "                        process has the VF open\n"
+    "  --proc-root DIR       where /proc is, for --deconfigure's open-file\n"
+    "                        check (default /)\n"
+    "  --owner USER          give DATA_DIR/gpu and the lock file to USER and\n"
+    "                        its group\n"
+    "  -c, --config FILE     configuration file (default $VFSENTINEL_CONF,\n"
+    "                        else /etc/vfsentinel/vfsentinel.conf)\n"
+    "  --data-dir DIR        host state directory; the files are in DIR/gpu\n"
+    "                        (default data_dir, else /var/lib/vfsentinel)\n"
+    "  --sysfs-root DIR      prefix for /sys, for --card, quarantine --vf and\n"
+    "                        --deconfigure (default sysfs_root, else /)\n"
+    "  --lock-timeout S      seconds to wait for the store lock (default 10)\n"
+    "  --log-level LEVEL     debug, info, warn or error (default info)\n"
+    "  -h, --help            print this help and exit\n"
+    "  --version             print the version and exit\n"
+    "\n"
+    "The shared options may also follow the command.\n";
 
 enum {
 	OPT_VF = CLI_OPT_FIRST_FREE,
@@ -473,11 +522,8 @@ static int
 target_vfs(struct ctx *c, struct vf_list *l)
 {
 	memset(l, 0, sizeof(*l));
-	if ((c->a.vf == NULL) == (c->a.card == NULL)) {
-		fprintf(stderr, PROG ": give exactly one of --vf or --card\n");
-		fputs(usage, stderr);
-		return EX_USAGE;
-	}
+	if ((c->a.vf == NULL) == (c->a.card == NULL))
+		cli_usage_error(&c->cli, "give exactly one of --vf or --card");
 	if (c->a.vf != NULL)
 		return vf_list_add(l, c->a.vf) == 0 ? 0 : EX_OSERR;
 	if (sysfs_card_vfs(c->conf.sysfs_root, c->a.card, l) < 0) {
@@ -952,6 +998,24 @@ canon_addr(const char *arg, char *buf, const char *noun)
 	die(EX_DATAERR, why, NULL);
 }
 
+/* "CMD: missing --a, --b": the required options of cmd not given. */
+static void
+missing_msg(const struct command *cmd, unsigned seen, char *buf, size_t len)
+{
+	const char *sep = ": missing ";
+	size_t i, n;
+
+	n = (size_t)snprintf(buf, len, "%s", cmd->name);
+	for (i = 0; opts[i].name != NULL && n < len; i++) {
+		if (opts[i].val < OPT_VF || opts[i].val >= OPT_OPERAND ||
+		    (cmd->required & ~seen & A(opts[i].val)) == 0)
+			continue;
+		n += (size_t)snprintf(buf + n, len - n, "%s--%s", sep,
+		    opts[i].name);
+		sep = ", ";
+	}
+}
+
 static const struct command *
 parse_args(struct ctx *c, int argc, char **argv)
 {
@@ -972,8 +1036,7 @@ parse_args(struct ctx *c, int argc, char **argv)
 	    cmd->name);
 	if (optind < argc || (c->a.seen & ~cmd->allowed) != 0)
 		cli_usage_error(&c->cli, msg);
-	snprintf(msg, sizeof(msg), "%s: missing a required option",
-	    cmd->name);
+	missing_msg(cmd, c->a.seen, msg, sizeof(msg));
 	if ((c->a.seen & cmd->required) != cmd->required)
 		cli_usage_error(&c->cli, msg);
 	c->a.vf = canon_addr(c->a.vf, c->a.vf_buf, "VF");

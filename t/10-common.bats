@@ -80,6 +80,9 @@ args() {
 		# shellcheck disable=SC2046
 		run -78 --separate-stderr "$p" -c "$T/c.conf" $(args "$p")
 		[[ "$stderr" == *"c.conf:1:"* ]]
+		# The key and what would be accepted.
+		[[ "$stderr" == *"gpu.vf_quarantine_threshold"* ]]
+		[[ "$stderr" == *"whole number from 1 to 1000000"* ]]
 	done
 }
 

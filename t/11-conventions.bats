@@ -85,6 +85,30 @@ outpath() {
 	done
 }
 
+@test "--help says what each option does; a usage error shows only the synopsis" {
+	local p o help errs=
+	for p in $PROGS; do
+		run -0 --separate-stderr "$p" --help
+		help=$output
+		# Each long option on a line of its own: the option (after
+		# "-c, " for a short one), its value's name, then two blanks
+		# and words, or words on the next line, indented.
+		for o in $(grep -o -- '--[a-z][a-z0-9-]*' <<<"$help" | sort -u); do
+			grep -qE -- "^ +(-[a-zA-Z], )?$o( [^ ]+)?  +[a-zA-Z(]" \
+			    <<<"$help" ||
+			    grep -A1 -E -- "^ +(-[a-zA-Z], )?$o( [^ ]+)?\$" \
+			    <<<"$help" | sed -n 2p | grep -qE '^ {8,}[a-zA-Z(]' ||
+			    errs+="$p --help: $o has no description; "
+		done
+		run -64 --separate-stderr "$p" --bogus
+		assert_equal "${stderr_lines[-1]}" \
+		    "Run '$p --help' to see what each option does."
+		[ "${#stderr_lines[@]}" -lt "$(wc -l <<<"$help")" ] ||
+		    errs+="$p: the usage error prints the whole help; "
+	done
+	[ -z "$errs" ] || fail "$errs"
+}
+
 @test "a bad option is one message in every program: the option, then the usage, exit 64" {
 	for p in $PROGS; do
 		for a in --bogus -Z --config -c; do

@@ -362,6 +362,21 @@ vq() {
 	assert_output --partial 'report-failure --vf VF --instance ID --assigned-at TS'
 }
 
+@test "a usage error names the program and the missing or unknown option" {
+	run -64 --separate-stderr vs report-failure --vf $VF --instance i-1
+	assert_output ''
+	assert_equal "${stderr_lines[0]}" 'vfstore: report-failure: missing --assigned-at'
+	run -64 --separate-stderr vs report-success --vf $VF
+	assert_equal "${stderr_lines[0]}" \
+	    'vfstore: report-success: missing --instance, --assigned-at'
+	run -64 --separate-stderr vs release
+	assert_equal "${stderr_lines[0]}" 'vfstore: release: missing --instance'
+	run -64 --separate-stderr vs show --vff
+	assert_equal "${stderr_lines[0]}" \
+	    'vfstore: unknown option or missing argument: --vff'
+	assert_equal "${stderr_lines[1]:0:15}" 'usage: vfstore '
+}
+
 @test "a missing configuration file named by -c is exit 78" {
 	run -78 --separate-stderr vfstore -c "$T/nope.conf" --data-dir "$DATA" check
 	echo "gpu.vf_quarantine_threshold = 0" >"$T/bad.conf"

@@ -34,9 +34,14 @@ cli_init(struct cli *cli, const char *usage)
 noreturn void
 cli_usage_error(const struct cli *cli, const char *msg)
 {
+	const char *end = strstr(cli->usage, "\n\n");
+	int len = end != NULL ? (int)(end - cli->usage + 1) :
+	    (int)strlen(cli->usage);
+
 	if (msg != NULL)
 		fprintf(stderr, "%s: %s\n", log_prog(), msg);
-	fputs(cli->usage, stderr);
+	fprintf(stderr, "%.*sRun '%s --help' to see what each option does.\n",
+	    len, cli->usage, log_prog());
 	exit(EX_USAGE);
 }
 

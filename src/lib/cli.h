@@ -74,7 +74,11 @@ void cli_init(struct cli *cli, const char *usage);
  */
 bool cli_option(struct cli *cli, int c, const char *arg);
 
-/* Prints "PROG: msg" (if msg) and the usage to stderr, exits 64. */
+/*
+ * Prints "PROG: msg" (if msg), the synopsis (the usage text up to its
+ * first empty line; --help prints all of it, the options and what each
+ * does) and "Run 'PROG --help' ..." to stderr, exits 64.
+ */
 noreturn void cli_usage_error(const struct cli *cli, const char *msg);
 
 /*

@@ -99,33 +99,51 @@ find_key(const char *name)
 	return NULL;
 }
 
-/* Applies one "key = value" pair; returns a static reason on error. */
-static const char *
-apply(struct conf *c, const char *name, const char *value)
+/* A value for a number key; 0, or -1 with the range in why. */
+static int
+apply_uint(const struct key *k, const char *value, unsigned *field,
+    char *why, size_t whylen)
+{
+	if (conf_parse_uint(value, k->min, k->max, field) == 0)
+		return 0;
+	snprintf(why, whylen, "invalid value (expected a whole number from "
+	    "%u to %u)", k->min, k->max);
+	return -1;
+}
+
+/*
+ * Applies one "key = value" pair; 0, or -1 with the reason in why: what
+ * would be accepted, a number's range included.
+ */
+static int
+apply(struct conf *c, const char *name, const char *value, char *why,
+    size_t whylen)
 {
 	const struct key *k = find_key(name);
 	char *field;
+	const char *bad = NULL;
 
 	if (k == NULL)
-		return "unknown key";
-	field = (char *)c + k->offset;
-	if (k->kind == KEY_UINT) {
-		if (conf_parse_uint(value, k->min, k->max,
-		    (unsigned *)(void *)field) < 0)
-			return "invalid value (expected a whole number in range)";
-		return NULL;
+		bad = "unknown key";
+	else if (k->kind == KEY_UINT)
+		return apply_uint(k, value, (unsigned *)(void *)((char *)c +
+		    k->offset), why, whylen);
+	else if (*value != '/')
+		bad = "invalid value (expected an absolute path)";
+	else if (strlen(value) >= PATH_MAX)
+		bad = "invalid value (path too long)";
+	if (bad != NULL) {
+		snprintf(why, whylen, "%s", bad);
+		return -1;
 	}
-	if (*value != '/')
-		return "invalid value (expected an absolute path)";
-	if (strlen(value) >= PATH_MAX)
-		return "invalid value (path too long)";
+	field = (char *)c + k->offset;
 	strcpy(field, value);
-	return NULL;
+	return 0;
 }
 
 static int
-parse_line(struct conf *c, char *line, const char **why, char *name,
-    size_t namelen)
+parse_line(struct conf *c, char *line, char *why, size_t whylen,
+    char *name, size_t namelen)
 {
 	char *eq, *key, *value;
 
@@ -135,23 +153,21 @@ parse_line(struct conf *c, char *line, const char **why, char *name,
 		return 0;
 	eq = strchr(line, '=');
 	if (eq == NULL) {
-		*why = "expected key = value";
+		snprintf(why, whylen, "expected key = value");
 		return -1;
 	}
 	*eq = '\0';
 	key = trim(line);
 	value = trim(eq + 1);
 	snprintf(name, namelen, "%s", key);
-	*why = apply(c, key, value);
-	return *why == NULL ? 0 : -1;
+	return apply(c, key, value, why, whylen);
 }
 
 int
 conf_load(struct conf *c, const char *path, bool must_exist, char *err,
     size_t errlen)
 {
-	char line[CONF_LINE_MAX], name[64];
-	const char *why = NULL;
+	char line[CONF_LINE_MAX], name[64], why[128];
 	unsigned lineno = 0;
 	FILE *f;
 	int rc = 0;
@@ -167,10 +183,12 @@ conf_load(struct conf *c, const char *path, bool must_exist, char *err,
 		lineno++;
 		name[0] = '\0';
 		if (strchr(line, '\n') == NULL && !feof(f)) {
-			why = "line too long";
+			snprintf(why, sizeof(why), "line too long (at most %d "
+			    "bytes)", CONF_LINE_MAX - 2);
 			rc = -1;
 		} else
-			rc = parse_line(c, line, &why, name, sizeof(name));
+			rc = parse_line(c, line, why, sizeof(why), name,
+			    sizeof(name));
 	}
 	if (rc == 0 && ferror(f)) {
 		snprintf(err, errlen, "%s: read error", path);
