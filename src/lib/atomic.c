@@ -47,10 +47,8 @@ split_dirs(const char *path, char *dir, char *parent)
 {
 	char tmp[PATH_MAX];
 
-	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp)) {
-		errno = ENAMETOOLONG;
+	if (io_pathf(tmp, sizeof(tmp), "%s", path) < 0)
 		return -1;
-	}
 	snprintf(dir, PATH_MAX, "%s", dirname(tmp));
 	snprintf(tmp, sizeof(tmp), "%s", dir);
 	snprintf(parent, PATH_MAX, "%s", dirname(tmp));
@@ -125,10 +123,8 @@ atomic_write(const char *path, const void *buf, size_t len, mode_t mode,
 	res->renamed = false;
 	if (split_dirs(path, dir, parent) < 0)
 		return fail(res, "create dir");
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
-		errno = ENAMETOOLONG;
+	if (io_pathf(tmp, sizeof(tmp), "%s.tmp", path) < 0)
 		return fail(res, "create temp");
-	}
 	if (prepare_dir(path, dir, parent, res) < 0)
 		return -1;
 	if (write_temp(tmp, buf, len, mode, res) < 0)

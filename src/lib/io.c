@@ -6,6 +6,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,22 @@ io_set_nonblock(int fd, bool on)
 		return -1;
 	fl = on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK;
 	return fcntl(fd, F_SETFL, fl);
+}
+
+int
+io_pathf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
 }
 
 size_t
@@ -227,10 +244,8 @@ io_mkdir_p(const char *dir)
 		return 0;
 	if (errno != ENOENT)
 		return -1;
-	if (snprintf(up, sizeof(up), "%s", dir) >= (int)sizeof(up)) {
-		errno = ENAMETOOLONG;
+	if (io_pathf(up, sizeof(up), "%s", dir) < 0)
 		return -1;
-	}
 	if (strcmp(dirname(up), dir) == 0 || io_mkdir_p(up) < 0)
 		return -1;
 	return mkdir_0755(dir);

@@ -58,6 +58,13 @@ int io_mkdir_p(const char *dir);
  */
 size_t io_fd_limit_fit(size_t want, size_t spare);
 
+/*
+ * snprintf(3) into buf for a path: 0, or -1 with errno ENAMETOOLONG when
+ * it did not fit (buf then holds a cut string).
+ */
+int io_pathf(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Monotonic clock in milliseconds. */
 long long io_now_ms(void);
 

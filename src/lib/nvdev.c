@@ -99,13 +99,7 @@ nvdev_find_smi(const char *arg, const char *path_env, char *buf, size_t len)
 static int
 gpus_dir(char *buf, size_t len, const char *proc_root)
 {
-	int n = snprintf(buf, len, "%s/proc/driver/nvidia/gpus", proc_root);
-
-	if (n < 0 || (size_t)n >= len) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return 0;
+	return io_pathf(buf, len, "%s/proc/driver/nvidia/gpus", proc_root);
 }
 
 bool
@@ -215,17 +209,11 @@ int
 nvdev_node_path(char *buf, size_t len, const char *dev_dir, int minor)
 {
 	size_t dlen = strlen(dev_dir);
-	int n;
 
 	while (dlen > 1 && dev_dir[dlen - 1] == '/')
 		dlen--;
-	n = snprintf(buf, len, "%.*s%snvidia%d", (int)dlen, dev_dir,
+	return io_pathf(buf, len, "%.*s%snvidia%d", (int)dlen, dev_dir,
 	    dev_dir[dlen - 1] == '/' ? "" : "/", minor);
-	if (n < 0 || (size_t)n >= len) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return 0;
 }
 
 int

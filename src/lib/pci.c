@@ -29,6 +29,8 @@
 
 #include "io.h"
 #include "pci.h"
+#include "store.h"
+#include "sysfs.h"
 
 static jmp_buf pci_jump;
 static char pci_error_text[256];
@@ -68,38 +70,14 @@ set_why(char *why, size_t whylen, const char *a, const char *b)
 static int
 pci_dir(const char *root, char *buf, size_t len)
 {
-	size_t n = strlen(root);
-	int w;
-
-	while (n > 0 && root[n - 1] == '/')
-		n--;
-	w = snprintf(buf, len, "%.*s/sys/bus/pci", (int)n, root);
-	if (w < 0 || (size_t)w >= len) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return 0;
-}
-
-static bool
-hex_run(const char *s, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') ||
-		    (s[i] >= 'a' && s[i] <= 'f') || (s[i] >= 'A' && s[i] <= 'F')))
-			return false;
-	return true;
+	return sysfs_pci_path(root, NULL, NULL, NULL, buf, len);
 }
 
 /* DDDD:BB:DD.F, the only names the kernel gives sysfs PCI entries. */
 static bool
 is_bdf(const char *s)
 {
-	return strlen(s) == 12 && hex_run(s, 4) && s[4] == ':' &&
-	    hex_run(s + 5, 2) && s[7] == ':' && hex_run(s + 8, 2) &&
-	    s[10] == '.' && s[11] >= '0' && s[11] <= '7';
+	return pci_addr_valid(s, true);
 }
 
 /* The vendor and device files libpci will read for PCI_FILL_IDENT. */

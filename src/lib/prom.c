@@ -198,11 +198,8 @@ temp_create(const char *path, char *tmp, size_t len)
 	int fd, i, saved;
 
 	for (i = 0; i < 8; i++) {
-		if (snprintf(tmp, len, "%s" TEMP_TAG ".XXXXXX", path) >=
-		    (int)len) {
-			errno = ENAMETOOLONG;
+		if (io_pathf(tmp, len, "%s" TEMP_TAG ".XXXXXX", path) < 0)
 			return -1;
-		}
 		if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0)
 			return -1;
 		if (flock(fd, LOCK_EX) < 0 || fstat(fd, &a) < 0) {

@@ -31,6 +31,9 @@
 /* True if s fully matches ^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$ */
 bool vf_addr_valid(const char *s);
 
+/* The same shape; with any_case also upper-case hex digits (sysfs). */
+bool pci_addr_valid(const char *s, bool any_case);
+
 struct vf_failure {
 	char *instance_id;		/* owned, "" when absent */
 	char *assigned_at;		/* owned, "" when absent; opaque */

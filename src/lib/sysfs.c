@@ -25,24 +25,25 @@
 #define TYPES_MAX 65536	/* creatable_vgpu_types is a page at most */
 #define FB_GIB_MAX (UINT_MAX / 1024)
 
-/* Builds SYSFS_ROOT/sys/bus/pci/devices[/vf[/rel]] without doubling '/'. */
+int
+sysfs_pci_path(const char *root, const char *sub, const char *vf,
+    const char *rel, char *buf, size_t len)
+{
+	size_t rlen = strlen(root);
+
+	while (rlen > 0 && root[rlen - 1] == '/')
+		rlen--;
+	return io_pathf(buf, len, "%.*s/sys/bus/pci%s%s%s%s%s%s", (int)rlen,
+	    root, sub ? "/" : "", sub ? sub : "", vf ? "/" : "", vf ? vf : "",
+	    rel ? "/" : "", rel ? rel : "");
+}
+
+/* Builds SYSFS_ROOT/sys/bus/pci/devices[/vf[/rel]]. */
 static int
 devices_path(const char *root, const char *vf, const char *rel, char *buf,
     size_t len)
 {
-	size_t rlen = strlen(root);
-	int n;
-
-	while (rlen > 0 && root[rlen - 1] == '/')
-		rlen--;
-	n = snprintf(buf, len, "%.*s/sys/bus/pci/devices%s%s%s%s", (int)rlen,
-	    root, vf ? "/" : "", vf ? vf : "", rel ? "/" : "",
-	    rel ? rel : "");
-	if (n < 0 || (size_t)n >= len) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return 0;
+	return sysfs_pci_path(root, "devices", vf, rel, buf, len);
 }
 
 int

@@ -77,6 +77,14 @@ int vf_list_add(struct vf_list *l, const char *vf);
 int sysfs_card_vfs(const char *sysfs_root, const char *card,
     struct vf_list *l);
 
+/*
+ * Builds SYSFS_ROOT/sys/bus/pci[/sub[/vf[/rel]]] into buf (a NULL part
+ * is left out; a trailing '/' of the root is not doubled). 0, or -1 with
+ * errno ENAMETOOLONG.
+ */
+int sysfs_pci_path(const char *sysfs_root, const char *sub, const char *vf,
+    const char *rel, char *buf, size_t len);
+
 /* Builds SYSFS_ROOT/sys/bus/pci/devices/VF[/rel] into buf. 0 or -1. */
 int sysfs_vf_path(const char *sysfs_root, const char *vf, const char *rel,
     char *buf, size_t len);

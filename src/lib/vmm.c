@@ -26,6 +26,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "io.h"
 #include "vmm.h"
 
 #define UNIX_ACCEPTCON 0x00010000UL	/* __SO_ACCEPTCON */
@@ -133,11 +134,8 @@ vmm_listeners_load(struct vmm_listeners *l, const char *proc_root)
 	int rc, err;
 
 	memset(l, 0, sizeof(*l));
-	rc = snprintf(path, sizeof(path), "%s/proc/net/unix", proc_root);
-	if (rc < 0 || (size_t)rc >= sizeof(path)) {
-		errno = ENAMETOOLONG;
+	if (io_pathf(path, sizeof(path), "%s/proc/net/unix", proc_root) < 0)
 		return -1;
-	}
 	if ((f = fopen(path, "re")) == NULL)
 		return -1;
 	rc = listeners_read(l, f);

@@ -2,6 +2,7 @@
  * sysfs.c - unit tests (TAP) for the pure parsers of src/lib/sysfs.c:
  * vgpu_profile_fb_mb() and vgpu_types_parse().
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,10 +104,30 @@ test_parse_edge(void)
 	free(t);
 }
 
+/* One path builder for SYSFS_ROOT/sys/bus/pci/... (devices, VFs, pci.c). */
+static void
+test_pci_path(void)
+{
+	char buf[64], tiny[16];
+
+	ok(sysfs_pci_path("/", NULL, NULL, NULL, buf, sizeof(buf)) == 0 &&
+	    strcmp(buf, "/sys/bus/pci") == 0, "root / is not doubled");
+	ok(sysfs_pci_path("/r//", "devices", NULL, "x", buf, sizeof(buf)) ==
+	    0 && strcmp(buf, "/r/sys/bus/pci/devices/x") == 0,
+	    "a NULL part is left out");
+	ok(sysfs_vf_path("/r", "0000:e3:00.4", "driver", buf, sizeof(buf)) ==
+	    0 && strcmp(buf, "/r/sys/bus/pci/devices/0000:e3:00.4/driver") ==
+	    0, "VF attribute path");
+	errno = 0;
+	ok(sysfs_pci_path("/r", "devices", NULL, NULL, tiny, sizeof(tiny)) ==
+	    -1 && errno == ENAMETOOLONG, "too long: ENAMETOOLONG");
+}
+
 int
 main(void)
 {
 	test_fb();
+	test_pci_path();
 	test_parse_basic();
 	test_parse_malformed();
 	test_parse_edge();
