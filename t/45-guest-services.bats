@@ -80,6 +80,21 @@ ms_since() {
 	[ -x "$VFS_ROOT/sv/vfsentinel-probe/finish" ]
 }
 
+# A runit service directory must work on its own (an operator links or
+# copies one into the scan directory; the tests copy only the ones they
+# run), so the settle logic is two files, not a link between services.
+# They must not drift apart.
+@test "the kmsg and probe services share one finish and one control/t" {
+	run -0 cmp "$VFS_ROOT/sv/vfsentinel-kmsg/finish" \
+	    "$VFS_ROOT/sv/vfsentinel-probe/finish"
+	[ -z "$output" ]
+	run -0 cmp "$VFS_ROOT/sv/vfsentinel-kmsg/control/t" \
+	    "$VFS_ROOT/sv/vfsentinel-probe/control/t"
+	[ -z "$output" ]
+	run -0 find "$VFS_ROOT/sv" -type l
+	[ -z "$output" ]
+}
+
 @test "a kmsg failure flows to the answer; kmsg-watch settles at the end of its file" {
 	guest_services
 	runit_start
