@@ -52,6 +52,7 @@
 
 #define PROG "gpu-probe"
 #define OUTPUT_MAX 65536	/* output kept per attempt */
+#define WHY_MAX (OUTPUT_MAX + 64)	/* a failure: the output and its cause */
 #define TICK_MS 100		/* how often a running attempt is checked */
 
 static const char usage[] =
@@ -119,6 +120,7 @@ struct attempt {
 	pid_t pid;
 	int fd;			/* read end of the output pipe, -1 at EOF */
 	char *out;		/* OUTPUT_MAX bytes, owned */
+	char *why;		/* WHY_MAX bytes, owned: a failure's text */
 	size_t len;
 	bool reaped;
 	bool killed;		/* by us, at the timeout */
@@ -158,10 +160,11 @@ child_run(const struct probe *p, char *buf, int out, pid_t parent)
 	sigset_t none;
 	int null, rc;
 
-	setpgid(0, 0);
-	/* A kill -9 of gpu-probe must not leave its attempt running
-	 * (SPEC 5); getppid() catches a parent that died before this. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+	/* Its own group, so a kill reaches what it starts. A kill -9 of
+	 * gpu-probe must not leave its attempt running (SPEC 5); getppid()
+	 * catches a parent that died before this. */
+	if (setpgid(0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
+	    getppid() != parent)
 		_exit(127);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -193,6 +196,11 @@ attempt_start(const struct probe *p, struct attempt *a)
 	a->reaped = a->killed = false;
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return -1;
+	if (io_set_nonblock(pfd[0], true) < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return -1;
+	}
 	a->pid = fork();
 	if (a->pid == 0)
 		child_run(p, a->out, pfd[1], self);
@@ -201,10 +209,10 @@ attempt_start(const struct probe *p, struct attempt *a)
 		close(pfd[0]);
 		return -1;
 	}
-	/* Also here, so the group exists before any kill (either wins). */
-	setpgid(a->pid, a->pid);
+	/* Also here, so the group exists before any kill (either wins;
+	 * this one fails with EACCES once the child has run its exec). */
+	(void)setpgid(a->pid, a->pid);
 	a->fd = pfd[0];
-	io_set_nonblock(a->fd, true);
 	return 0;
 }
 
@@ -338,7 +346,7 @@ attempt_error(const struct probe *p, struct attempt *a, char *buf,
 static int
 probe_once(struct probe *p, struct attempt *a, unsigned nr)
 {
-	char err[OUTPUT_MAX + 64];
+	char *err = a->why;
 	const char *out;
 	size_t n;
 
@@ -348,7 +356,7 @@ probe_once(struct probe *p, struct attempt *a, unsigned nr)
 	}
 	if (attempt_wait(p, a) < 0)
 		return -1;
-	if (attempt_error(p, a, err, sizeof(err)) == 0) {
+	if (attempt_error(p, a, err, WHY_MAX) == 0) {
 		out = trimmed(a, &n);
 		log_msg(LVL_INFO, "GPU driver initialized", "{s:s, s:i}",
 		    "method", method_names[p->use], "attempt", (int)nr);
@@ -369,8 +377,11 @@ probe_run(struct probe *p)
 	int rc;
 
 	a.out = malloc(OUTPUT_MAX);
-	if (a.out == NULL) {
+	a.why = malloc(WHY_MAX);
+	if (a.out == NULL || a.why == NULL) {
 		stop_set(&p->stop, STOP_OS, errno);
+		free(a.out);
+		free(a.why);
 		return;
 	}
 	log_msg(LVL_INFO, "GPU init probe started", "{s:s}", "method",
@@ -389,6 +400,7 @@ probe_run(struct probe *p)
 			break;
 	}
 	free(a.out);
+	free(a.why);
 }
 
 /* Chooses p->use (SPEC 3.2); METHOD_AUTO when none applies. */
@@ -504,7 +516,7 @@ main(int argc, char **argv)
 
 	cli_start(PROG);
 	parse_args(argc, argv, &p);
-	sig_stop_install(true);
+	cli_stop_signals(true);
 	choose_method(&p);
 	if (p.use == METHOD_AUTO)
 		probe_disabled(&p);

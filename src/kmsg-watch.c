@@ -325,7 +325,7 @@ main(int argc, char **argv)
 		return 0;
 	}
 	w.r.ctx = &w;
-	sig_stop_install(true);
+	cli_stop_signals(true);
 	watch_run(&w);
 	code = exit_code(&w);
 	kmsg_reader_release(&w.r);

@@ -455,7 +455,7 @@ main(int argc, char **argv)
 	cli_finish(&r->cli, &r->conf);
 	/* A report, once started, is finished: SIGTERM/SIGINT only set a
 	 * flag (runit's TERM never leaves a half-written textfile behind). */
-	sig_stop_install(true);
+	cli_stop_signals(true);
 	load_state(r);
 	tally(r);
 	if (r->prometheus)

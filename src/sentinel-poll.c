@@ -637,7 +637,7 @@ apply_defaults(struct poller *p)
 static void
 setup_signals(struct poller *p)
 {
-	sig_stop_install(false);
+	cli_stop_signals(false);
 	sig_stop_block(&p->run_mask);
 	sig_stop_unblocked(&p->run_mask);
 }

@@ -164,7 +164,7 @@ parse_args(int argc, char **argv, struct run *r)
 			break;
 		case OPT_SEED:
 			r->seed = cli_uint(&r->cli, "--seed", optarg, 0,
-			    4294967295u);
+			    UINT_MAX);
 			r->seeded = true;
 			break;
 		default:
@@ -384,8 +384,8 @@ current_type(const struct run *r, const char *vf)
 
 	if (sysfs_vf_path(r->conf.sysfs_root, vf, "nvidia/current_vgpu_type",
 	    path, sizeof(path)) == -1 || io_read_attr(path, buf,
-	    sizeof(buf)) == -1 || conf_parse_uint(buf, 0, 4294967295u,
-	    &id) == -1)
+	    sizeof(buf)) == -1 || conf_parse_uint(buf, 0,
+	    VGPU_TYPE_ID_MAX, &id) == -1)
 		return 0;
 	return id;
 }
@@ -420,7 +420,7 @@ configure(struct run *r, const struct claim *cl)
 
 	snprintf(vf, sizeof(vf), "%s", cl->vf);
 	if (cl->type_id == NULL || conf_parse_uint(cl->type_id, 1,
-	    4294967295u, &id) == -1)
+	    VGPU_TYPE_ID_MAX, &id) == -1)
 		configure_fail(r, EX_DATAERR, "claim has no valid type_id", vf,
 		    cl->type_id ? cl->type_id : "");
 	health_free(&r->health);
@@ -545,7 +545,7 @@ main(int argc, char **argv)
 	parse_args(argc, argv, r);
 	cli_finish(&r->cli, &r->conf);
 	/* A claim, once started, is finished: a signal only sets a flag. */
-	sig_stop_install(true);
+	cli_stop_signals(true);
 	open_store(r);
 	load_state(r);
 	if (r->instance != NULL)

@@ -576,7 +576,7 @@ limits_set(struct answer *a)
 static void
 signals_set(sigset_t *old)
 {
-	sig_stop_install(false);
+	cli_stop_signals(false);
 	sig_stop_block(old);
 }
 

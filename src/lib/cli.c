@@ -23,6 +23,14 @@ cli_start(const char *prog)
 }
 
 void
+cli_stop_signals(bool restart)
+{
+	if (sig_stop_install(restart) < 0)
+		die(EX_OSERR, "cannot install the stop signal handlers",
+		    "{s:s}", "error", strerror(errno));
+}
+
+void
 cli_init(struct cli *cli, const char *usage)
 {
 	memset(cli, 0, sizeof(*cli));

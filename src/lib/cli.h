@@ -64,6 +64,9 @@ struct cli {
  */
 void cli_start(const char *prog);
 
+/* sig_stop_install(restart), or exit 71 with the reason logged. */
+void cli_stop_signals(bool restart);
+
 /* Sets the defaults; also turns getopt's own messages off (opterr = 0). */
 void cli_init(struct cli *cli, const char *usage);
 

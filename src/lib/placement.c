@@ -9,8 +9,6 @@
 #include "conf.h"
 #include "placement.h"
 
-#define TYPE_ID_MAX 4294967295u
-
 /* True if the union of offered profiles holds name under id. */
 static bool
 offered_has(const struct placement *p, const char *name, unsigned id)
@@ -83,7 +81,7 @@ used_fb(const struct placement *p, const struct placement_vf *v,
 	if (cl->profile != NULL)
 		return offered_fb(p, cl->profile, 0, fb);
 	if (cl->type_id != NULL && conf_parse_uint(cl->type_id, 1,
-	    TYPE_ID_MAX, &id) == 0)
+	    VGPU_TYPE_ID_MAX, &id) == 0)
 		return offered_fb(p, NULL, id, fb);
 	return false;
 }

@@ -14,11 +14,15 @@
 #ifndef VFS_PLACEMENT_H
 #define VFS_PLACEMENT_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "store.h"
 #include "sysfs.h"
+
+/* The largest vGPU type id (the driver's ids are unsigned 32-bit). */
+#define VGPU_TYPE_ID_MAX UINT_MAX
 
 /* Whether a VF is in use (SPEC.md 4.3 step 1). */
 enum placement_state {

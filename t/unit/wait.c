@@ -97,7 +97,7 @@ test_fd_limit(void)
 int
 main(void)
 {
-	sig_ignore_pipe();
+	ok(sig_ignore_pipe() == 0, "SIGPIPE ignored");
 	test_wait();
 	test_codes();
 	test_fd_limit();
