@@ -293,19 +293,14 @@ int
 claims_add(struct claims *c, const struct claim *cl)
 {
 	struct claim *v;
-	size_t cap, at;
+	size_t at;
 
-	if (c->n + 1 > c->cap) {
-		cap = c->cap ? c->cap * 2 : 8;
-		v = realloc(c->v, cap * sizeof(*v));
-		if (v == NULL)
-			return -1;
-		c->v = v;
-		c->cap = cap;
-	}
 	for (at = 0; at < c->n && strcmp(c->v[at].vf, cl->vf) < 0; at++)
 		;
-	memmove(&c->v[at + 1], &c->v[at], (c->n - at) * sizeof(*c->v));
+	v = store_array_gap(c->v, c->n, &c->cap, 8, sizeof(*v), at);
+	if (v == NULL)
+		return -1;
+	c->v = v;
 	if (claim_copy(&c->v[at], cl) < 0) {
 		memmove(&c->v[at], &c->v[at + 1],
 		    (c->n - at) * sizeof(*c->v));

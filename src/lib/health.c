@@ -17,21 +17,16 @@ struct vf_record *
 health_record_get(struct health *h, const char *vf)
 {
 	struct vf_record *r = health_find(h, vf), *recs;
-	size_t at, cap;
+	size_t at;
 
 	if (r != NULL)
 		return r;
-	if (h->n + 1 > h->cap) {
-		cap = h->cap ? h->cap * 2 : 16;
-		recs = realloc(h->recs, cap * sizeof(*recs));
-		if (recs == NULL)
-			return NULL;
-		h->recs = recs;
-		h->cap = cap;
-	}
 	for (at = 0; at < h->n && strcmp(h->recs[at].vf, vf) < 0; at++)
 		;
-	memmove(&h->recs[at + 1], &h->recs[at], (h->n - at) * sizeof(*r));
+	recs = store_array_gap(h->recs, h->n, &h->cap, 16, sizeof(*recs), at);
+	if (recs == NULL)
+		return NULL;
+	h->recs = recs;
 	h->n++;
 	r = &h->recs[at];
 	memset(r, 0, sizeof(*r));

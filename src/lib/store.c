@@ -56,6 +56,22 @@ join(char *buf, size_t len, const char *a, const char *b)
 	return io_pathf(buf, len, "%s/%s", a, b);
 }
 
+void *
+store_array_gap(void *v, size_t n, size_t *cap, size_t first, size_t sz,
+    size_t at)
+{
+	size_t want = *cap ? *cap * 2 : first;
+	char *p = v;
+
+	if (n + 1 > *cap) {
+		if ((p = reallocarray(v, want, sz)) == NULL)
+			return NULL;
+		*cap = want;
+	}
+	memmove(p + (at + 1) * sz, p + at * sz, (n - at) * sz);
+	return p;
+}
+
 int
 store_init(struct store *s, const char *data_dir)
 {

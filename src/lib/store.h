@@ -181,8 +181,18 @@ char *claims_dump(const struct claims *c, size_t *len);
 struct claim *claims_find_vf(const struct claims *c, const char *vf);
 struct claim *claims_find_instance(const struct claims *c, const char *id);
 
-/* Appends a deep copy of cl. 0 or -1/ENOMEM. */
+/* Inserts a deep copy of cl in VF order. 0 or -1/ENOMEM. */
 int claims_add(struct claims *c, const struct claim *cl);
+
+/*
+ * Opens a slot at index at of the array v (n elements of size sz, room
+ * for *cap; doubled from first when full) by moving the later elements
+ * up. Returns the array, perhaps moved (the caller stores it), or
+ * NULL/ENOMEM with v unchanged. The sorted inserts of the health records
+ * and the claims.
+ */
+void *store_array_gap(void *v, size_t n, size_t *cap, size_t first,
+    size_t sz, size_t at);
 
 /* Removes the claim of instance id; 1 if removed, 0 if none. */
 int claims_remove_instance(struct claims *c, const char *id);
