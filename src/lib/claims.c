@@ -27,6 +27,16 @@ claim_opt(struct claim *cl, size_t k)
 	return f[k];
 }
 
+/* The value of claim_opt_keys[k] in cl (NULL when absent). */
+static const char *
+claim_opt_value(const struct claim *cl, size_t k)
+{
+	const char *const f[] = { cl->profile, cl->type_id, cl->vsock,
+	    cl->control_socket };
+
+	return f[k];
+}
+
 static void
 claim_release(struct claim *cl)
 {
@@ -205,7 +215,7 @@ dump_claim(struct obuf *b, const struct claim *cl)
 	obuf_key(b, 3, "claimed_at", &first);
 	obuf_quote(b, cl->claimed_at);
 	for (k = 0; k < 4; k++) {
-		const char *v = *claim_opt((struct claim *)cl, k);
+		const char *v = claim_opt_value(cl, k);
 
 		if (v == NULL)
 			continue;
@@ -273,7 +283,7 @@ claim_copy(struct claim *dst, const struct claim *src)
 	dst->instance_id = jsondoc_strdup(src->instance_id);
 	dst->claimed_at = jsondoc_strdup(src->claimed_at);
 	for (k = 0; k < 4; k++) {
-		const char *v = *claim_opt((struct claim *)src, k);
+		const char *v = claim_opt_value(src, k);
 
 		if (v != NULL)
 			*claim_opt(dst, k) = strdup(v);
@@ -337,7 +347,7 @@ claim_json(const struct claim *cl)
 	json_object_set_new(o, "instance_id", json_string(cl->instance_id));
 	json_object_set_new(o, "claimed_at", json_string(cl->claimed_at));
 	for (k = 0; k < 4; k++) {
-		const char *v = *claim_opt((struct claim *)cl, k);
+		const char *v = claim_opt_value(cl, k);
 
 		if (v != NULL)
 			json_object_set_new(o, claim_opt_keys[k],
