@@ -439,7 +439,7 @@ release(struct run *r)
 {
 	health_free(&r->health);
 	claims_free(&r->claims);
-	sysfs_inventory_free(&r->inv);
+	sysfs_inventory_release(&r->inv);
 	placement_release(&r->pl);
 	free(r->profiles);
 	free(r->names);

@@ -249,8 +249,8 @@ scan_targets(struct poller *p, struct targets *ts, bool quiet, bool gate,
 		p->listed = all.n;
 		p->polled = ts->n;
 	}
-	vmm_listeners_free(&l);
-	targets_free(&all);
+	vmm_listeners_release(&l);
+	targets_release(&all);
 	return rc;
 }
 
@@ -373,7 +373,7 @@ flush_pending(struct poller *p)
 		free(p->pend[i].nvrm);
 	}
 	p->npend = 0;
-	targets_free(&now);
+	targets_release(&now);
 }
 
 /* --- guest checks ------------------------------------------------------- */
@@ -512,7 +512,7 @@ scan(struct poller *p)
 	log_msg(LVL_DEBUG, "scan finished", "{s:I, s:I, s:I}", "targets",
 	    (json_int_t)p->listed, "polled", (json_int_t)ts.n, "ms",
 	    (json_int_t)(io_now_ms() - start));
-	targets_free(&ts);
+	targets_release(&ts);
 }
 
 /* Sleeps until the next scan, watching stdout's reader and signals. */
@@ -687,7 +687,7 @@ poller_release(struct poller *p)
 	target_marks_release(&p->skipped);
 	logtails_release(&p->tails);
 	free(p->pend);
-	targets_free(&p->stdin_targets);
+	targets_release(&p->stdin_targets);
 }
 
 int

@@ -532,7 +532,7 @@ release(struct run *r)
 	store_unlock(&r->store);
 	health_free(&r->health);
 	claims_free(&r->claims);
-	sysfs_inventory_free(&r->inv);
+	sysfs_inventory_release(&r->inv);
 	placement_release(&r->pl);
 }
 

@@ -331,7 +331,7 @@ sysfs_inventory(const char *sysfs_root, struct vf_inventory *inv,
 	saved = errno;
 	closedir(d);
 	if (rc == -1) {
-		sysfs_inventory_free(inv);
+		sysfs_inventory_release(inv);
 		errno = saved;
 		return -1;
 	}
@@ -341,7 +341,7 @@ sysfs_inventory(const char *sysfs_root, struct vf_inventory *inv,
 }
 
 void
-sysfs_inventory_free(struct vf_inventory *inv)
+sysfs_inventory_release(struct vf_inventory *inv)
 {
 	size_t i;
 

@@ -39,7 +39,7 @@ struct vf_inventory {
  */
 int sysfs_inventory(const char *sysfs_root, struct vf_inventory *inv,
     size_t *skipped);
-void sysfs_inventory_free(struct vf_inventory *inv);
+void sysfs_inventory_release(struct vf_inventory *inv);
 
 /* True if at least one VF has nvidia/creatable_vgpu_types. */
 bool sysfs_has_vgpu_framework(const char *sysfs_root);

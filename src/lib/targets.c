@@ -15,7 +15,7 @@
 #include "targets.h"
 
 static void
-target_free(struct target *t)
+target_release(struct target *t)
 {
 	free(t->vf);
 	free(t->instance_id);
@@ -26,12 +26,12 @@ target_free(struct target *t)
 }
 
 void
-targets_free(struct targets *ts)
+targets_release(struct targets *ts)
 {
 	size_t i;
 
 	for (i = 0; i < ts->n; i++)
-		target_free(&ts->v[i]);
+		target_release(&ts->v[i]);
 	free(ts->v);
 	memset(ts, 0, sizeof(*ts));
 }
@@ -66,7 +66,7 @@ targets_add(struct targets *ts, const struct target *src)
 	    src->instance_id) || dup_opt(&t->claimed_at, src->claimed_at) ||
 	    dup_opt(&t->vsock, src->vsock) || dup_opt(&t->control_socket,
 	    src->control_socket) || dup_opt(&t->app_log, src->app_log)) {
-		target_free(t);
+		target_release(t);
 		return -1;
 	}
 	ts->n++;

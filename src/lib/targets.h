@@ -5,7 +5,7 @@
  * "app_log"}.
  *
  * Ownership: a struct targets owns its array and every string of its
- * targets (deep copies); targets_free() releases them. Pointers into a
+ * targets (deep copies); targets_release() releases them. Pointers into a
  * list are borrowed until the list changes. Nothing here prints: a
  * listing that fails returns -1 with errno and its reason in a struct
  * targets_why, and a skipped --targets line is told to the caller's
@@ -35,7 +35,7 @@ struct targets {
 };
 
 /* Frees every target and empties ts. */
-void targets_free(struct targets *ts);
+void targets_release(struct targets *ts);
 
 /* Appends a deep copy of src's fields. 0 or -1/ENOMEM. */
 int targets_add(struct targets *ts, const struct target *src);

@@ -32,7 +32,7 @@
 #define UNIX_ACCEPTCON 0x00010000UL	/* __SO_ACCEPTCON */
 
 void
-vmm_listeners_free(struct vmm_listeners *l)
+vmm_listeners_release(struct vmm_listeners *l)
 {
 	size_t i;
 
@@ -142,7 +142,7 @@ vmm_listeners_load(struct vmm_listeners *l, const char *proc_root)
 	err = errno;
 	fclose(f);
 	if (rc == -1) {
-		vmm_listeners_free(l);
+		vmm_listeners_release(l);
 		errno = err;
 		return -1;
 	}

@@ -9,7 +9,7 @@
  *	struct vmm_listeners l;
  *	vmm_listeners_load(&l, proc_root);	(a failure still leaves l usable)
  *	st = vmm_liveness(&l, path, &why);
- *	vmm_listeners_free(&l);
+ *	vmm_listeners_release(&l);
  */
 #ifndef VFS_VMM_H
 #define VFS_VMM_H
@@ -40,7 +40,7 @@ struct vmm_listeners {
 int vmm_listeners_load(struct vmm_listeners *l, const char *proc_root);
 
 /* Frees the table and empties l. */
-void vmm_listeners_free(struct vmm_listeners *l);
+void vmm_listeners_release(struct vmm_listeners *l);
 
 /* True if a listener bound to path is in the table. */
 bool vmm_listener_listed(const struct vmm_listeners *l, const char *path);

@@ -28,7 +28,7 @@ check_list(const struct targets *ts)
 	}
 	fuzz_require(targets_append_all(&copy, ts) == 0 && copy.n == ts->n, T,
 	    "append_all lost targets");
-	targets_free(&copy);
+	targets_release(&copy);
 }
 
 int
@@ -56,6 +56,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		s = nl + 1;
 	}
 	check_list(&ts);
-	targets_free(&ts);
+	targets_release(&ts);
 	return 0;
 }

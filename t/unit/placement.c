@@ -282,7 +282,7 @@ main(void)
 	test_unavailable(&inv, &c);
 	test_empty();
 	placement_release(&p);
-	sysfs_inventory_free(&inv);
+	sysfs_inventory_release(&inv);
 	health_free(&h);
 	claims_free(&c);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);

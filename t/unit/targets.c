@@ -59,8 +59,8 @@ test_lines(void)
 	    "a line that is no object is refused");
 	ok(targets_find(&ts, "i-2") == &ts.v[1] &&
 	    targets_find(&ts, "i-9") == NULL, "targets_find by instance");
-	targets_free(&ts);
-	ok(ts.n == 0 && ts.v == NULL, "targets_free empties the list");
+	targets_release(&ts);
+	ok(ts.n == 0 && ts.v == NULL, "targets_release empties the list");
 }
 
 static void
@@ -87,8 +87,8 @@ test_copies(void)
 	    strcmp(copy.v[1].instance_id, "i-2") == 0 &&
 	    copy.v[1].instance_id != ts.v[1].instance_id,
 	    "targets_append_all deep-copies a list");
-	targets_free(&ts);
-	targets_free(&copy);
+	targets_release(&ts);
+	targets_release(&copy);
 }
 
 static unsigned long bad_lines[4];
@@ -134,12 +134,12 @@ test_files(void)
 	ok(nbad == 3 && bad_lines[0] == 2 && bad_lines[1] == 3 &&
 	    bad_lines[2] == 5 && nlong == 0,
 	    "its bad lines (an empty one too) are told with their numbers");
-	targets_free(&ts);
+	targets_release(&ts);
 	nbad = 0;
 	src.path = path;
 	ok(targets_list(&src, &ts, NULL, NULL, &why) == 0 && ts.n == 2 &&
 	    nbad == 0, "targets_list reads the file; no callback, quiet");
-	targets_free(&ts);
+	targets_release(&ts);
 	unlink(path);
 	errno = 0;
 	ok(targets_from_file(path, &ts, count_bad, NULL, &why) == -1 &&
@@ -153,8 +153,8 @@ test_files(void)
 	ok(targets_list(&src, &ts, NULL, NULL, &why) == 0 && ts.n == 1 &&
 	    ts.v[0].instance_id != in.v[0].instance_id,
 	    "targets_list \"-\" deep-copies the stdin list");
-	targets_free(&ts);
-	targets_free(&in);
+	targets_release(&ts);
+	targets_release(&in);
 }
 
 static void
@@ -176,7 +176,7 @@ test_long_line(void)
 	    ts.n == 1 && nlong == 1 && nbad == 0,
 	    "an over-long line is skipped and told with why NULL");
 	unlink(path);
-	targets_free(&ts);
+	targets_release(&ts);
 }
 
 static void

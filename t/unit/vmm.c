@@ -123,7 +123,7 @@ test_parse(void)
 	    "an abstract name is no path");
 	ok(!vmm_listener_listed(&l, "/x") && !vmm_listener_listed(&l,
 	    "relative"), "bad flags and relative paths are left out");
-	vmm_listeners_free(&l);
+	vmm_listeners_release(&l);
 	ok(l.n == 0 && l.paths == NULL && !l.loaded, "free empties the table");
 }
 
@@ -141,7 +141,7 @@ test_load_errors(void)
 	longroot[sizeof(longroot) - 1] = '\0';
 	ok(vmm_listeners_load(&l, longroot) == -1 && errno == ENAMETOOLONG,
 	    "an over-long proc root is ENAMETOOLONG");
-	vmm_listeners_free(&l);
+	vmm_listeners_release(&l);
 }
 
 /* A table far larger than any fixed buffer: 20,000 listeners. */
@@ -163,7 +163,7 @@ test_large(void)
 	ok(i == 0 && l.n == 20000, "20,000 listeners are loaded (%zu)", l.n);
 	ok(vmm_listener_listed(&l, "/run/vm/x.qmp"),
 	    "the one in the middle is found");
-	vmm_listeners_free(&l);
+	vmm_listeners_release(&l);
 }
 
 static void
@@ -207,7 +207,7 @@ test_listed(void)
 	is_str(why, "listening", "  reason");
 	ok(queued(fd) == 0, "  and was not connected to");
 	close(fd);
-	vmm_listeners_free(&l);
+	vmm_listeners_release(&l);
 
 	/* Listed but dead: the table is trusted, no connect is made. */
 	snprintf(path, sizeof(path), "%s", at("listed-stale.sock"));
@@ -216,7 +216,7 @@ test_listed(void)
 	vmm_listeners_load(&l, root);
 	ok(vmm_liveness(&l, path, &why) == VMM_ALIVE,
 	    "a listed path is alive without a connect (it would be refused)");
-	vmm_listeners_free(&l);
+	vmm_listeners_release(&l);
 }
 
 static void
@@ -245,7 +245,7 @@ test_connect(void)
 	ok(vmm_liveness(&l, stale, &why) == VMM_GONE && errno == 0,
 	    "a stale socket file (connect refused) is gone");
 	is_str(why, "connect refused", "  reason");
-	vmm_listeners_free(&l);
+	vmm_listeners_release(&l);
 	ok(vmm_liveness(NULL, live, &why) == VMM_ALIVE && queued(fd) == 1,
 	    "without a table, a connect decides");
 	vmm_listeners_load(&l, "/nonexistent-proc");
@@ -300,7 +300,7 @@ test_links(void)
 		abort();
 	ok(vmm_liveness(&l, at("link.sock"), &why) == VMM_UNCERTAIN,
 	    "a symbolic link as the socket itself is not followed");
-	vmm_listeners_free(&l);
+	vmm_listeners_release(&l);
 	close(fd);
 }
 
