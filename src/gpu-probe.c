@@ -494,11 +494,7 @@ exit_code(const struct probe *p)
 {
 	if (p->stop.why == STOP_SIGNAL)
 		log_msg(LVL_INFO, "GPU init probe stopped by signal", NULL);
-	if (p->stop.why == STOP_PEER)
-		log_msg(LVL_WARN, "stdout reader gone", NULL);
-	if (p->stop.why == STOP_OUTPUT)
-		log_msg(LVL_ERROR, "write stdout failed", "{s:s}", "error",
-		    strerror(p->stop.err));
+	cli_stop_log(&p->stop);
 	if (p->stop.why == STOP_OS)
 		log_msg(LVL_ERROR, "cannot start a probe attempt", "{s:s}",
 		    "error", strerror(p->stop.err));
@@ -512,7 +508,6 @@ main(int argc, char **argv)
 		.attempt_timeout = 30, .retry_interval = 15, .window = 600,
 		.proc_root = "/", .dev_dir = "/dev"
 	};
-	int code;
 
 	cli_start(PROG);
 	parse_args(argc, argv, &p);
@@ -522,10 +517,5 @@ main(int argc, char **argv)
 		probe_disabled(&p);
 	else
 		probe_run(&p);
-	code = exit_code(&p);
-	if (code == EX_IOERR)
-		fclose(stdout);		/* already failed; nothing to flush */
-	else
-		cli_close_stdout();
-	return code;
+	return cli_stop_close(exit_code(&p));
 }

@@ -291,11 +291,7 @@ have_nvidia(const struct conf *conf)
 static int
 exit_code(const struct watch *w)
 {
-	if (w->stop.why == STOP_PEER)
-		log_msg(LVL_WARN, "stdout reader gone", NULL);
-	if (w->stop.why == STOP_OUTPUT)
-		log_msg(LVL_ERROR, "write stdout failed", "{s:s}", "error",
-		    strerror(w->stop.err));
+	cli_stop_log(&w->stop);
 	if (w->stop.why == STOP_MEMORY)
 		log_msg(LVL_ERROR, "out of memory", NULL);
 	log_msg(LVL_INFO, "kmsg watch ended", "{s:I, s:I, s:I, s:I}",
@@ -329,9 +325,5 @@ main(int argc, char **argv)
 	watch_run(&w);
 	code = exit_code(&w);
 	kmsg_reader_release(&w.r);
-	if (code == EX_IOERR)
-		fclose(stdout);		/* already failed; nothing to flush */
-	else
-		cli_close_stdout();
-	return code;
+	return cli_stop_close(code);
 }

@@ -31,6 +31,26 @@ cli_stop_signals(bool restart)
 }
 
 void
+cli_stop_log(const struct stop *s)
+{
+	if (s->why == STOP_PEER)
+		log_msg(LVL_WARN, "stdout reader gone", NULL);
+	if (s->why == STOP_OUTPUT)
+		log_msg(LVL_ERROR, "write stdout failed", "{s:s}", "error",
+		    strerror(s->err));
+}
+
+int
+cli_stop_close(int code)
+{
+	if (code == EX_IOERR)
+		fclose(stdout);		/* already failed; nothing to flush */
+	else
+		cli_close_stdout();
+	return code;
+}
+
+void
 cli_init(struct cli *cli, const char *usage)
 {
 	memset(cli, 0, sizeof(*cli));

@@ -27,6 +27,7 @@
 #include <stdnoreturn.h>
 
 #include "conf.h"
+#include "wait.h"
 
 enum {
 	CLI_OPT_CONFIG = 'c',
@@ -66,6 +67,16 @@ void cli_start(const char *prog);
 
 /* sig_stop_install(restart), or exit 71 with the reason logged. */
 void cli_stop_signals(bool restart);
+
+/* Logs a stop for stdout (s->why STOP_PEER or STOP_OUTPUT, wait.h). */
+void cli_stop_log(const struct stop *s);
+
+/*
+ * Closes stdout at the end of a run that exits with code: after a
+ * stdout failure (74) there is nothing to flush, else cli_close_stdout().
+ * Returns code.
+ */
+int cli_stop_close(int code);
 
 /* Sets the defaults; also turns getopt's own messages off (opterr = 0). */
 void cli_init(struct cli *cli, const char *usage);
