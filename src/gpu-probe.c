@@ -461,9 +461,7 @@ parse_args(int argc, char **argv, struct probe *p)
 	int c;
 
 	cli_init(&cli, usage);
-	while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
-		if (cli_option(&cli, c, optarg))
-			continue;
+	while ((c = cli_next(&cli, argc, argv, "+c:h", opts)) != -1) {
 		if (c == OPT_NVIDIA_SMI)
 			p->smi_arg = optarg;
 		else if (c == OPT_ATTEMPT_TIMEOUT)

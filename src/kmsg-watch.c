@@ -250,9 +250,7 @@ parse_args(int argc, char **argv, struct watch *w, struct conf *conf)
 	int c;
 
 	cli_init(&cli, usage);
-	while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
-		if (cli_option(&cli, c, optarg))
-			continue;
+	while ((c = cli_next(&cli, argc, argv, "+c:h", opts)) != -1) {
 		if (c == OPT_KMSG)
 			w->path = optarg;
 		else if (c == OPT_NO_PCI_CHECK)

@@ -573,9 +573,7 @@ parse_args(int argc, char **argv, struct poller *p)
 	int c;
 
 	cli_init(&cli, usage);
-	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
-		if (cli_option(&cli, c, optarg))
-			continue;
+	while ((c = cli_next(&cli, argc, argv, "c:h", opts)) != -1) {
 		switch (c) {
 		case OPT_INTERVAL:
 			p->interval = cli_uint(&cli, "--interval", optarg, 1,

@@ -143,9 +143,7 @@ parse_args(int argc, char **argv, struct run *r)
 	int c;
 
 	cli_init(&r->cli, usage);
-	while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
-		if (cli_option(&r->cli, c, optarg))
-			continue;
+	while ((c = cli_next(&r->cli, argc, argv, "+c:h", opts)) != -1) {
 		switch (c) {
 		case OPT_PROFILE:
 			r->profile = optarg;

@@ -151,9 +151,7 @@ parse_args(struct answer *a, int argc, char **argv)
 	int c;
 
 	cli_init(&cli, usage);
-	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
-		if (cli_option(&cli, c, optarg))
-			continue;
+	while ((c = cli_next(&cli, argc, argv, "c:h", opts)) != -1) {
 		switch (c) {
 		case OPT_EVENTS:
 			a->events_path = optarg;

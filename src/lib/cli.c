@@ -30,6 +30,18 @@ cli_stop_signals(bool restart)
 		    "{s:s}", "error", strerror(errno));
 }
 
+int
+cli_next(struct cli *cli, int argc, char **argv, const char *shortopts,
+    const struct option *opts)
+{
+	int c;
+
+	while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1)
+		if (!cli_option(cli, c, optarg))
+			return c;
+	return -1;
+}
+
 void
 cli_stop_log(const struct stop *s)
 {

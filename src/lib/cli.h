@@ -2,7 +2,8 @@
  * cli.h - the options every program shares (SPEC.md 2.1).
  *
  * Each program lists its own getopt_long table and includes the entries
- * below; its loop hands every option to cli_option() first:
+ * below; its loop takes the options from cli_next(), which hands every
+ * one to cli_option() first and returns only the program's own:
  *
  *	static const struct option opts[] = {
  *		CLI_COMMON_OPTIONS,
@@ -12,9 +13,7 @@
  *	cli_start(PROG);		(first thing in main)
  *	...
  *	cli_init(&cli, usage);
- *	while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
- *		if (cli_option(&cli, c, optarg))
- *			continue;
+ *	while ((c = cli_next(&cli, argc, argv, "+c:h", opts)) != -1) {
  *		switch (c) { ... default: cli_bad_option(&cli, argv); }
  *	}
  *	cli_finish(&cli, &conf);	(loads config, applies overrides)
@@ -67,6 +66,14 @@ void cli_start(const char *prog);
 
 /* sig_stop_install(restart), or exit 71 with the reason logged. */
 void cli_stop_signals(bool restart);
+
+/*
+ * getopt_long(3) over argv with shortopts and opts, the shared options
+ * handled by cli_option(): the next option of the program's own, or -1
+ * at the end. optarg as getopt_long leaves it.
+ */
+int cli_next(struct cli *cli, int argc, char **argv, const char *shortopts,
+    const struct option *opts);
 
 /* Logs a stop for stdout (s->why STOP_PEER or STOP_OUTPUT, wait.h). */
 void cli_stop_log(const struct stop *s);
