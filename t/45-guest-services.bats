@@ -203,7 +203,7 @@ ms_since() {
 	# (not its FIFO reader going away) and exits 0: its finish must not
 	# turn the pending exit into a plain down.
 	for s in vfsentinel-kmsg vfsentinel-probe vfsentinel-answer; do
-		run -0 sv -w 5 force-shutdown "$RUNIT_SV/$s"
+		run -0 sv -w 15 force-shutdown "$RUNIT_SV/$s"
 		wait_for eval "! sv status '$RUNIT_SV/$s' >/dev/null 2>&1"
 	done
 	run -1 sv status "$RUNIT_SV/vfsentinel-kmsg"

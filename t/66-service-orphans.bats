@@ -103,7 +103,7 @@ kill_round() {
 # down_clean NAME: sv down stops NAME on its TERM (no KILL needed), and
 # 2 s later only its runsv and logger are left.
 down_clean() {
-	run sv -w 7 down "$RUNIT_SV/$1"
+	run sv -w 15 down "$RUNIT_SV/$1"
 	assert_success
 	sleep 2
 	left=$(runit_procs "$1" | awk '$3 != "runsv" && $3 != "svlogd"')
@@ -180,7 +180,7 @@ checks_total() {
 	sv kill "$RUNIT_SV/$SVC" >/dev/null
 	runit_wait_new_pid $SVC "$old" 30
 	sleep 1
-	run -0 sv -w 7 down "$RUNIT_SV/$SVC"
+	run -0 sv -w 15 down "$RUNIT_SV/$SVC"
 	run -0 vfstore --data-dir "$DATA" clear --vf 0000:e3:00.4
 	prom=$(sha "$T/prom/$SVC.prom")
 	# The guest keeps answering FAILED; nothing may record it now.
