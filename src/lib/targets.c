@@ -47,19 +47,21 @@ dup_opt(char **dst, const char *src)
 	return *dst == NULL ? -1 : 0;
 }
 
-int
-targets_add(struct targets *ts, const struct target *src)
+/* A target's fields, borrowed (targets_add copies them). */
+struct target_view {
+	const char *vf, *instance_id, *claimed_at, *vsock, *control_socket,
+	    *app_log;
+};
+
+static int
+add_view(struct targets *ts, const struct target_view *src)
 {
 	struct target *t, *v;
 
-	if (ts->n == ts->cap) {
-		v = reallocarray(ts->v, ts->cap ? ts->cap * 2 : 16,
-		    sizeof(*v));
-		if (v == NULL)
-			return -1;
-		ts->v = v;
-		ts->cap = ts->cap ? ts->cap * 2 : 16;
-	}
+	v = store_array_gap(ts->v, ts->n, &ts->cap, 16, sizeof(*v), ts->n);
+	if (v == NULL)
+		return -1;
+	ts->v = v;
 	t = &ts->v[ts->n];
 	memset(t, 0, sizeof(*t));
 	if (dup_opt(&t->vf, src->vf) || dup_opt(&t->instance_id,
@@ -71,6 +73,15 @@ targets_add(struct targets *ts, const struct target *src)
 	}
 	ts->n++;
 	return 0;
+}
+
+int
+targets_add(struct targets *ts, const struct target *src)
+{
+	struct target_view v = { src->vf, src->instance_id, src->claimed_at,
+	    src->vsock, src->control_socket, src->app_log };
+
+	return add_view(ts, &v);
 }
 
 const struct target *
@@ -117,25 +128,25 @@ int
 targets_parse_line(struct targets *ts, const char *line, size_t len,
     const char **why)
 {
-	struct target t = { 0 };
+	struct target_view t = { 0 };
 	json_t *o;
 	int rc = 1;
 
 	if ((o = jsonl_parse(line, len, why)) == NULL)
 		return 0;
-	t.vf = (char *)jsonl_str(o, "vf_address");
-	t.instance_id = (char *)jsonl_str(o, "instance_id");
-	t.claimed_at = (char *)jsonl_str(o, "claimed_at");
-	t.vsock = (char *)jsonl_str(o, "vsock");
-	t.control_socket = (char *)jsonl_str(o, "control_socket");
-	t.app_log = (char *)jsonl_str(o, "app_log");
+	t.vf = jsonl_str(o, "vf_address");
+	t.instance_id = jsonl_str(o, "instance_id");
+	t.claimed_at = jsonl_str(o, "claimed_at");
+	t.vsock = jsonl_str(o, "vsock");
+	t.control_socket = jsonl_str(o, "control_socket");
+	t.app_log = jsonl_str(o, "app_log");
 	if (t.claimed_at == NULL)
 		t.claimed_at = "";
 	if (t.vf == NULL || !vf_addr_valid(t.vf) || t.instance_id == NULL ||
 	    t.instance_id[0] == '\0') {
 		*why = "needs a valid vf_address and an instance_id";
 		rc = 0;
-	} else if (targets_add(ts, &t) == -1) {
+	} else if (add_view(ts, &t) == -1) {
 		rc = -1;
 	}
 	json_decref(o);
