@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <sysexits.h>
 #include <unistd.h>
@@ -83,7 +84,14 @@ static void
 test_fd_limit(void)
 {
 	struct rlimit rl = { 48, 100 };
+	const char *pre = getenv("LD_PRELOAD");
 
+	/* valgrind keeps descriptors of its own above the limit and refuses
+	 * to lower it: the check needs a process of its own there. */
+	if (pre != NULL && strstr(pre, "vgpreload") != NULL) {
+		printf("ok %d - # skip setrlimit under valgrind\n", ++tap_n);
+		return;
+	}
 	if (!ok(setrlimit(RLIMIT_NOFILE, &rl) == 0, "limit 48/100"))
 		return;
 	ok(io_fd_limit_fit(10, 32) == 10, "10 + 32 fit in 48");
