@@ -63,13 +63,7 @@ static const char usage[] =
     "  --configure           after claiming, write the profile's type id to\n"
     "                        nvidia/current_vgpu_type and read it back\n"
     "  --seed N              draw with a repeatable generator seeded with N\n"
-    "  -c, --config FILE     configuration file (default $VFSENTINEL_CONF,\n"
-    "                        else /etc/vfsentinel/vfsentinel.conf)\n"
-    "  --data-dir DIR        host state directory; the files are in DIR/gpu\n"
-    "                        (default data_dir, else /var/lib/vfsentinel)\n"
-    "  --sysfs-root DIR      prefix for /sys (default sysfs_root, else /)\n"
-    "  --lock-timeout S      seconds to wait for the store lock (default 10)\n"
-    "  --log-level LEVEL     debug, info, warn or error (default info)\n"
+    CLI_HELP_HOST_OPTIONS
     "  -h, --help            print this help and exit\n"
     "  --version             print the version and exit\n";
 

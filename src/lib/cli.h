@@ -48,6 +48,17 @@ enum {
 	{ "help", no_argument, NULL, CLI_OPT_HELP }, \
 	{ "version", no_argument, NULL, CLI_OPT_VERSION }
 
+/* The --help lines of the shared options of a program that reads the
+ * store and sysfs (vfpick, resources-report), as their man pages say. */
+#define CLI_HELP_HOST_OPTIONS \
+    "  -c, --config FILE     configuration file (default $VFSENTINEL_CONF,\n" \
+    "                        else /etc/vfsentinel/vfsentinel.conf)\n" \
+    "  --data-dir DIR        host state directory; the files are in DIR/gpu\n" \
+    "                        (default data_dir, else /var/lib/vfsentinel)\n" \
+    "  --sysfs-root DIR      prefix for /sys (default sysfs_root, else /)\n" \
+    "  --lock-timeout S      seconds to wait for the store lock (default 10)\n" \
+    "  --log-level LEVEL     debug, info, warn or error (default info)\n"
+
 struct cli {
 	const char *usage;		/* the program's usage text */
 	const char *config;		/* -c, or NULL */
