@@ -429,8 +429,8 @@ emit_prom(const struct run *r)
 static void
 release(struct run *r)
 {
-	health_free(&r->health);
-	claims_free(&r->claims);
+	health_release(&r->health);
+	claims_release(&r->claims);
 	sysfs_inventory_release(&r->inv);
 	placement_release(&r->pl);
 	free(r->profiles);

@@ -415,7 +415,7 @@ configure(struct run *r, const struct claim *cl)
 	    VGPU_TYPE_ID_MAX, &id) == -1)
 		configure_fail(r, EX_DATAERR, "claim has no valid type_id", vf,
 		    cl->type_id ? cl->type_id : "");
-	health_free(&r->health);
+	health_release(&r->health);
 	if (health_load(&r->store, &r->health, r->conf.threshold) == -1) {
 		cli_die_nomem(&r->store);
 		configure_fail(r, EX_UNAVAILABLE, "VF health state unavailable",
@@ -522,8 +522,8 @@ static void
 release(struct run *r)
 {
 	store_unlock(&r->store);
-	health_free(&r->health);
-	claims_free(&r->claims);
+	health_release(&r->health);
+	claims_release(&r->claims);
 	sysfs_inventory_release(&r->inv);
 	placement_release(&r->pl);
 }

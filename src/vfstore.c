@@ -278,7 +278,7 @@ change_report(struct ctx *c, bool failure, struct health_report *rep)
 	if (rc == 0 && rep->changed)
 		rc = save_health(c, &h);
 	store_unlock(&c->s);
-	health_free(&h);
+	health_release(&h);
 	return rc;
 }
 
@@ -305,7 +305,7 @@ run_report(struct ctx *c, bool failure, struct health_report *rep)
 		return EX_UNAVAILABLE;
 	}
 	noop = health_success_noop(&h, rep);
-	health_free(&h);
+	health_release(&h);
 	return noop ? 0 : change_report(c, failure, rep);
 }
 
@@ -396,7 +396,7 @@ cmd_show(struct ctx *c)
 	}
 	for (i = 0; c->a.vf == NULL && i < h.n && rc == 0; i++)
 		rc = emit_record(&h.recs[i]);
-	health_free(&h);
+	health_release(&h);
 	return rc;
 }
 
@@ -478,8 +478,8 @@ cmd_check(struct ctx *c)
 		    (json_int_t)cl.n);
 	}
 	store_unlock(&c->s);
-	health_free(&h);
-	claims_free(&cl);
+	health_release(&h);
+	claims_release(&cl);
 	if (emit(out) != 0 && rc == 0)
 		rc = EX_IOERR;
 	return rc;
@@ -511,7 +511,7 @@ cmd_claims(struct ctx *c)
 	store_unlock(&c->s);
 	for (i = 0; i < cl.n && rc == 0; i++)
 		rc = emit(claim_json(&cl.v[i]));
-	claims_free(&cl);
+	claims_release(&cl);
 	return rc;
 }
 
@@ -585,7 +585,7 @@ mutate_vfs(struct ctx *c, int (*op)(struct health *, const char *, bool *),
 	store_unlock(&c->s);
 	for (i = 0; i < l.n && rc == 0; i++)
 		rc = emit(out(&h, l.v[i]));
-	health_free(&h);
+	health_release(&h);
 	free(l.v);
 	return rc;
 }
@@ -815,7 +815,7 @@ cmd_release(struct ctx *c)
 		return rc;
 	rc = release_claim(c, &cl, &out);
 	store_unlock(&c->s);
-	claims_free(&cl);
+	claims_release(&cl);
 	return rc == 0 ? emit(out) : rc;
 }
 

@@ -168,7 +168,7 @@ refresh_cache(struct apply *ap)
 	if (file_key(s->health_path, &before) == 0 && ap->cached &&
 	    key_same(&before, &ap->key) && key_trusted(&before))
 		return;
-	health_free(&ap->cache);
+	health_release(&ap->cache);
 	ap->cached = false;
 	if (health_load(s, &ap->cache, ap->conf->threshold) < 0) {
 		set_unavailable(ap, s->why);
@@ -329,7 +329,7 @@ apply_reports(struct apply *ap, struct health *h)
 static void
 keep_cache(struct apply *ap, struct health *h)
 {
-	health_free(&ap->cache);
+	health_release(&ap->cache);
 	ap->cached = file_key(ap->conf->s->health_path, &ap->key) == 0;
 	ap->cache = *h;
 	memset(h, 0, sizeof(*h));
@@ -369,7 +369,7 @@ batch_locked(struct apply *ap)
 		keep_cache(ap, &h);
 	}
 	store_unlock(s);
-	health_free(&h);
+	health_release(&h);
 }
 
 /* Counts a report's effect and tells it (the upstream controller logs it). */
@@ -607,7 +607,7 @@ apply_free(struct apply *ap)
 {
 	if (ap == NULL)
 		return;
-	health_free(&ap->cache);
+	health_release(&ap->cache);
 	jsonl_reader_release(&ap->r);
 	free(ap);
 }

@@ -181,7 +181,7 @@ claims_parse(const char *text, size_t len, struct claims *c, char *why,
 	memset(c, 0, sizeof(*c));
 	if (jsondoc_parse(text, len, &kind, c, why, whylen) == 0)
 		return 0;
-	claims_free(c);
+	claims_release(c);
 	return -1;
 }
 
@@ -357,7 +357,7 @@ claim_json(const struct claim *cl)
 }
 
 void
-claims_free(struct claims *c)
+claims_release(struct claims *c)
 {
 	size_t i;
 

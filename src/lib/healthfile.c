@@ -238,7 +238,7 @@ health_parse(const char *text, size_t len, struct health *h, char *why,
 	memset(h, 0, sizeof(*h));
 	if (jsondoc_parse(text, len, &kind, h, why, whylen) == 0)
 		return 0;
-	health_free(h);
+	health_release(h);
 	return -1;
 }
 
@@ -447,7 +447,7 @@ health_record_json(const struct vf_record *r)
 }
 
 void
-health_free(struct health *h)
+health_release(struct health *h)
 {
 	size_t i;
 

@@ -6,7 +6,7 @@
  * "unavailable" and the caller must fail closed without writing. Saving
  * uses atomic_write(). Neither function prints; reasons go to s->why.
  * Ownership: structures returned by the loaders own every string in them;
- * free them with health_free()/claims_free().
+ * free them with health_release()/claims_release().
  *
  * One header for the callers, four modules behind it: store.c (paths,
  * directory check, init, lock, reading and saving), healthfile.c (the
@@ -164,7 +164,7 @@ size_t health_count_quarantined(const struct health *h);
 /* The record as JSON (upstream field order), plus "quarantined". New ref. */
 json_t *health_record_json(const struct vf_record *r);
 
-void health_free(struct health *h);
+void health_release(struct health *h);
 
 /* --- claims.c --------------------------------------------------------- */
 
@@ -200,6 +200,6 @@ int claims_remove_instance(struct claims *c, const char *id);
 /* The claim as a JSON object (ledger field order). New ref. */
 json_t *claim_json(const struct claim *cl);
 
-void claims_free(struct claims *c);
+void claims_release(struct claims *c);
 
 #endif

@@ -182,8 +182,8 @@ storeedit_run_editor(const struct storeedit *e, int *status)
 static void
 free_parsed(struct storeedit *e)
 {
-	health_free(&e->h);
-	claims_free(&e->c);
+	health_release(&e->h);
+	claims_release(&e->c);
 }
 
 /* Parses text by the loader's rules into e, and dumps it canonically. */

@@ -194,7 +194,7 @@ ledger_claims(struct store *s, struct targets *ts, struct targets_why *why)
 		rc = why_errno(why, "");
 	}
 	err = errno;
-	claims_free(&c);
+	claims_release(&c);
 	errno = err;
 	return rc;
 }

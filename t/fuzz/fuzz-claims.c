@@ -72,7 +72,7 @@ check_roundtrip(const struct claims *c)
 	    memcmp(text, text2, len) == 0, T, "dump is not stable");
 	free(text);
 	free(text2);
-	claims_free(&again);
+	claims_release(&again);
 }
 
 int
@@ -88,6 +88,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	check_shape(&c);
 	check_roundtrip(&c);
-	claims_free(&c);
+	claims_release(&c);
 	return 0;
 }

@@ -67,7 +67,7 @@ check_health(char **f)
 	    strcmp(again.recs[0].failures[0].instance_id, f[0]) == 0 &&
 	    strcmp(again.recs[0].failures[0].assigned_at, f[1]) == 0, T,
 	    "reload changed a failure");
-	health_free(&again);
+	health_release(&again);
 	free(text);
 }
 
@@ -93,7 +93,7 @@ check_claims(char **f)
 		    strcmp(again.v[0].instance_id, f[2]) == 0 &&
 		    strcmp(again.v[0].control_socket, f[7]) == 0, T,
 		    "reload changed a claim");
-		claims_free(&again);
+		claims_release(&again);
 	}
 	free(text);
 }

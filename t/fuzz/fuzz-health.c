@@ -45,7 +45,7 @@ check_roundtrip(const struct health *h)
 	    memcmp(text, text2, len) == 0, T, "dump is not stable");
 	free(text);
 	free(text2);
-	health_free(&again);
+	health_release(&again);
 }
 
 int
@@ -61,6 +61,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	check_shape(&h);
 	check_roundtrip(&h);
-	health_free(&h);
+	health_release(&h);
 	return 0;
 }

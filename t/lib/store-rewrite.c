@@ -24,11 +24,11 @@ rewrite(const char *kind, const char *text, size_t len, size_t *outlen,
 	if (strcmp(kind, "health") == 0 &&
 	    health_parse(text, len, &h, why, whylen) == 0) {
 		out = health_dump(&h, outlen);
-		health_free(&h);
+		health_release(&h);
 	} else if (strcmp(kind, "claims") == 0 &&
 	    claims_parse(text, len, &c, why, whylen) == 0) {
 		out = claims_dump(&c, outlen);
-		claims_free(&c);
+		claims_release(&c);
 	}
 	return out;
 }

@@ -62,7 +62,7 @@ test_failures(void)
 	health_report_success(&h, &rep);
 	ok(rep.changed && rep.cleared == 1 && rep.rescinded && h.n == 0,
 	    "success of the newest tally rescinds the quarantine");
-	health_free(&h);
+	health_release(&h);
 }
 
 static void
@@ -86,7 +86,7 @@ test_success(void)
 	health_report_success(&h, &rep);
 	ok(rep.cleared == 2 && !rep.rescinded && h.n == 0,
 	    "clears the match and every older failure; nothing to rescind");
-	health_free(&h);
+	health_release(&h);
 }
 
 static void
@@ -118,7 +118,7 @@ test_operator(void)
 	    "clearing a VF without record changes nothing");
 	ok(health_clear(&h, VF4, &changed) == 0 && changed && h.n == 0,
 	    "clear removes the record");
-	health_free(&h);
+	health_release(&h);
 }
 
 static void
@@ -135,7 +135,7 @@ test_order(void)
 	ok(!health_vf_quarantined(&h, VF4) &&
 	    health_count_quarantined(&h) == 0,
 	    "records without failures are not quarantined");
-	health_free(&h);
+	health_release(&h);
 }
 
 int

@@ -283,8 +283,8 @@ main(void)
 	test_empty();
 	placement_release(&p);
 	sysfs_inventory_release(&inv);
-	health_free(&h);
-	claims_free(&c);
+	health_release(&h);
+	claims_release(&c);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd) != 0)
 		abort();

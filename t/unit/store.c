@@ -165,7 +165,7 @@ test_example_roundtrip(void)
 	ok(out != NULL && len == strlen(example), "dump length");
 	is_str(out, example, "dump is byte-identical to the upstream example");
 	free(out);
-	health_free(&h);
+	health_release(&h);
 }
 
 static void
@@ -190,14 +190,14 @@ test_offsets_and_order(void)
 	    "      \"quarantined_at\": \"2026-08-20T16:00:00.5Z\"\n    }\n"
 	    "  ]\n}", "written sorted, in UTC, empty strings omitted");
 	free(out);
-	health_free(&h);
+	health_release(&h);
 	ok(parse("{\"version\":1,\"records\":[]}", &h, why, sizeof(why)) == 0,
 	    "empty store loads");
 	out = health_dump(&h, &len);
 	is_str(out, "{\n  \"version\": 1,\n  \"records\": []\n}",
 	    "empty store is written as []");
 	free(out);
-	health_free(&h);
+	health_release(&h);
 }
 
 static void
@@ -221,7 +221,7 @@ test_escaping(void)
 	    "\xe2\x80\xa7\"") != NULL,
 	    "U+2028 and U+2029 escaped as Go does, U+2027 raw");
 	free(out);
-	health_free(&h);
+	health_release(&h);
 }
 
 /* The nanoseconds of quarantined_at T, or -1 when the file is refused. */
@@ -237,7 +237,7 @@ quarantine_nsec(const char *t)
 	if (parse(text, &h, why, sizeof(why)) < 0)
 		return -1;
 	ns = h.recs[0].quarantined_at.tv_nsec;
-	health_free(&h);
+	health_release(&h);
 	return ns;
 }
 
@@ -271,7 +271,7 @@ test_record_json(void)
 	    "record JSON in upstream order plus quarantined");
 	free(s);
 	json_decref(j);
-	health_free(&h);
+	health_release(&h);
 }
 
 static void
@@ -351,7 +351,7 @@ test_claims_roundtrip(void)
 	free(out);
 	ok(claims_remove_instance(&c, "i-2") == 1 && c.n == 1 &&
 	    claims_remove_instance(&c, "i-2") == 0, "claim removed once");
-	claims_free(&c);
+	claims_release(&c);
 }
 
 int
