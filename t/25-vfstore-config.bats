@@ -6,7 +6,8 @@
 load helpers
 
 KEYS='data_dir sysfs_root gpu.vf_quarantine_threshold sentinel.interval
-sentinel.timeout sentinel.concurrency guest.vsock_port metrics.textfile_dir'
+sentinel.timeout sentinel.concurrency guest.vsock_port metrics.textfile_dir
+sentinel.framework_recheck reconcile.grace'
 
 setup() {
 	vfs_setup
@@ -17,7 +18,7 @@ setup() {
 	run -0 --separate-stderr vfstore config
 	assert_equal "${#lines[@]}" 1
 	assert_equal "$stderr" ""
-	assert_output '{"data_dir":"/var/lib/vfsentinel","sysfs_root":"/","gpu.vf_quarantine_threshold":2,"sentinel.interval":5,"sentinel.timeout":5,"sentinel.concurrency":64,"guest.vsock_port":2222,"metrics.textfile_dir":"/var/lib/prometheus/node-exporter"}'
+	assert_output '{"data_dir":"/var/lib/vfsentinel","sysfs_root":"/","gpu.vf_quarantine_threshold":2,"sentinel.interval":5,"sentinel.timeout":5,"sentinel.concurrency":64,"guest.vsock_port":2222,"metrics.textfile_dir":"/var/lib/prometheus/node-exporter","sentinel.framework_recheck":60,"reconcile.grace":120}'
 	run -0 jq -r 'keys_unsorted | join(" ")' <<<"$output"
 	assert_equal "$output" "$(echo $KEYS)"
 }
@@ -33,9 +34,11 @@ setup() {
 	sentinel.concurrency = 11
 	guest.vsock_port = 4000
 	metrics.textfile_dir = /srv/prom
+	sentinel.framework_recheck = 13
+	reconcile.grace = 0
 	EOF
 	run -0 vfstore -c "$T/new.conf" config
-	assert_output '{"data_dir":"/srv/vfs","sysfs_root":"/tmp/fake","gpu.vf_quarantine_threshold":3,"sentinel.interval":7,"sentinel.timeout":9,"sentinel.concurrency":11,"guest.vsock_port":4000,"metrics.textfile_dir":"/srv/prom"}'
+	assert_output '{"data_dir":"/srv/vfs","sysfs_root":"/tmp/fake","gpu.vf_quarantine_threshold":3,"sentinel.interval":7,"sentinel.timeout":9,"sentinel.concurrency":11,"guest.vsock_port":4000,"metrics.textfile_dir":"/srv/prom","sentinel.framework_recheck":13,"reconcile.grace":0}'
 	run -0 vfstore -c "$T/new.conf" --data-dir "$T/other" config
 	run -0 jq -r '.data_dir, ."sentinel.interval"' <<<"$output"
 	assert_equal "${lines[0]}" "$T/other"

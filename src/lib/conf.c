@@ -43,6 +43,10 @@ static const struct key keys[] = {
 	    1, 4294967294U },
 	{ "metrics.textfile_dir", KEY_PATH,
 	    offsetof(struct conf, textfile_dir), 0, 0 },
+	{ "sentinel.framework_recheck", KEY_UINT,
+	    offsetof(struct conf, framework_recheck), 1, 86400 },
+	{ "reconcile.grace", KEY_UINT, offsetof(struct conf, reconcile_grace),
+	    0, 86400 },
 };
 
 void
@@ -57,6 +61,8 @@ conf_defaults(struct conf *c)
 	c->concurrency = 64;
 	c->vsock_port = 2222;
 	strcpy(c->textfile_dir, "/var/lib/prometheus/node-exporter");
+	c->framework_recheck = 60;
+	c->reconcile_grace = 120;
 }
 
 int

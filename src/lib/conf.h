@@ -23,6 +23,8 @@ struct conf {
 	unsigned concurrency;		/* sentinel.concurrency */
 	unsigned vsock_port;		/* guest.vsock_port */
 	char textfile_dir[PATH_MAX];	/* metrics.textfile_dir */
+	unsigned framework_recheck;	/* sentinel.framework_recheck, s */
+	unsigned reconcile_grace;	/* reconcile.grace, seconds */
 };
 
 void conf_defaults(struct conf *c);
