@@ -55,6 +55,10 @@ ALL_LDFLAGS = $(HARDEN_LD) $(LDFLAGS)
 LIB_SRCS := $(sort $(wildcard src/lib/*.c))
 LIB_OBJS := $(LIB_SRCS:src/lib/%.c=$(BUILD)/lib/%.o)
 LIB := $(BUILD)/libvfs.a
+# The programs' shared skeleton (src/common): the half of the option and
+# exit handling that prints and exits, which the library never does.
+COMMON_SRCS := $(sort $(wildcard src/common/*.c))
+COMMON_OBJS := $(COMMON_SRCS:src/common/%.c=$(BUILD)/common/%.o)
 PROG_SRCS := $(sort $(wildcard src/*.c))
 PROGS := $(PROG_SRCS:src/%.c=$(BIN)/%)
 UNIT_SRCS := $(sort $(wildcard t/unit/*.c))
@@ -73,7 +77,11 @@ $(BUILD)/lib/%.o: src/lib/%.c
 
 $(BUILD)/prog/%.o: src/%.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CPPFLAGS) -Isrc/common $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/common/%.o: src/common/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CPPFLAGS) -Isrc/common $(ALL_CFLAGS) -c -o $@ $<
 
 $(LIB): $(LIB_OBJS)
 	@mkdir -p $(@D)
@@ -85,9 +93,10 @@ $(LIB): $(LIB_OBJS)
 # program on the next make. Keep every target built.
 .SECONDARY:
 
-$(BIN)/%: $(BUILD)/prog/%.o $(LIB)
+$(BIN)/%: $(BUILD)/prog/%.o $(COMMON_OBJS) $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(DEPS_LIBS) $(LDLIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(COMMON_OBJS) $(LIB) $(DEPS_LIBS) \
+		$(LDLIBS)
 
 $(BUILD)/unit/%: t/unit/%.c $(LIB)
 	@mkdir -p $(@D)
@@ -153,7 +162,18 @@ SHELL_FILES = $(wildcard tools/*.sh sv/*/run sv/*/finish sv/*/log/run \
 lint-shell:
 	@shellcheck $(SHELL_FILES) && echo "shell files clean"
 
-lint: lint-shell lint-man lint-tests
+# STYLE: the library never prints and never exits (log.c's die() is the
+# one exit, called by programs; _exit after a failed exec in a child is
+# allowed), and it includes no program-side header.
+lint-layers:
+	@bad=$$(grep -nE '\<(die|exit|abort)\(|\<(f?printf|puts|fputs|perror)\(' \
+		$(filter-out src/lib/log.c,$(LIB_SRCS)) | grep -v '^[^:]*:[0-9]*: \*'; \
+		grep -n '#include "cli.h"' src/lib/*.[ch]); \
+	if [ -n "$$bad" ]; then echo "$$bad"; \
+		echo "src/lib prints or exits (STYLE: Errors)"; exit 1; fi; \
+	echo "library layering clean"
+
+lint: lint-shell lint-man lint-tests lint-layers
 
 demo: deps all
 	@bash tools/demo.sh
@@ -204,10 +224,11 @@ clean:
 distclean: clean
 	rm -rf build-tools build-fuzz
 
-.PHONY: all deps check check-asan lint lint-shell lint-man lint-tests demo bench install \
+.PHONY: all deps check check-asan lint lint-shell lint-man lint-tests lint-layers demo bench install \
 	install-user clean distclean test-aids
 
--include $(LIB_OBJS:.o=.d) $(PROG_SRCS:src/%.c=$(BUILD)/prog/%.d)
+-include $(LIB_OBJS:.o=.d) $(COMMON_OBJS:.o=.d) \
+	$(PROG_SRCS:src/%.c=$(BUILD)/prog/%.d)
 
 # --- Proof under fire: fuzzing, torture, valgrind (t/fuzz, t/torture) ----
 #   make fuzz FUZZ_SECONDS=N   build the libFuzzer targets with clang and run

@@ -1,9 +1,13 @@
 /*
- * cli.h - the options every program shares (SPEC.md 2.1).
+ * cli.h - the skeleton every program shares: the top-level half of the
+ * options of SPEC.md 2.1 (src/lib/cliparse.h parses them and returns a
+ * status; this prints the usage and exits), and the start and end of a
+ * run. Only programs call these, from main or the functions main calls
+ * to read its arguments: the library never prints and never exits.
  *
  * Each program lists its own getopt_long table and includes the entries
- * below; its loop takes the options from cli_next(), which hands every
- * one to cli_option() first and returns only the program's own:
+ * of CLI_COMMON_OPTIONS; its loop takes the options from cli_next(),
+ * which handles the shared ones and returns only the program's own:
  *
  *	static const struct option opts[] = {
  *		CLI_COMMON_OPTIONS,
@@ -21,32 +25,12 @@
 #ifndef VFS_CLI_H
 #define VFS_CLI_H
 
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdnoreturn.h>
 
+#include "cliparse.h"
 #include "conf.h"
 #include "wait.h"
-
-enum {
-	CLI_OPT_CONFIG = 'c',
-	CLI_OPT_HELP = 'h',
-	CLI_OPT_DATA_DIR = 0x100,
-	CLI_OPT_SYSFS_ROOT,
-	CLI_OPT_LOCK_TIMEOUT,
-	CLI_OPT_LOG_LEVEL,
-	CLI_OPT_VERSION,
-	CLI_OPT_FIRST_FREE = 0x120	/* programs number their own from here */
-};
-
-#define CLI_COMMON_OPTIONS \
-	{ "config", required_argument, NULL, CLI_OPT_CONFIG }, \
-	{ "data-dir", required_argument, NULL, CLI_OPT_DATA_DIR }, \
-	{ "sysfs-root", required_argument, NULL, CLI_OPT_SYSFS_ROOT }, \
-	{ "lock-timeout", required_argument, NULL, CLI_OPT_LOCK_TIMEOUT }, \
-	{ "log-level", required_argument, NULL, CLI_OPT_LOG_LEVEL }, \
-	{ "help", no_argument, NULL, CLI_OPT_HELP }, \
-	{ "version", no_argument, NULL, CLI_OPT_VERSION }
 
 /* The --help lines of the shared options of a program that reads the
  * store and sysfs (vfpick, resources-report), as their man pages say. */
@@ -59,15 +43,6 @@ enum {
     "  --lock-timeout S      seconds to wait for the store lock (default 10)\n" \
     "  --log-level LEVEL     debug, info, warn or error (default info)\n"
 
-struct cli {
-	const char *usage;		/* the program's usage text */
-	const char *config;		/* -c, or NULL */
-	const char *data_dir;		/* --data-dir, or NULL */
-	const char *sysfs_root;		/* --sysfs-root, or NULL */
-	const char *log_level;		/* --log-level, or NULL */
-	unsigned lock_timeout;		/* --lock-timeout, default 10 */
-};
-
 /*
  * The first call of every main: log_init(prog), then sig_start() (no
  * inherited blocked signals, SIGTERM not ignored, SIGPIPE ignored so a
@@ -78,26 +53,16 @@ void cli_start(const char *prog);
 /* sig_stop_install(restart), or exit 71 with the reason logged. */
 void cli_stop_signals(bool restart);
 
+/* cliparse_init(). */
+void cli_init(struct cli *cli, const char *usage);
+
 /*
- * getopt_long(3) over argv with shortopts and opts, the shared options
- * handled by cli_option(): the next option of the program's own, or -1
- * at the end. optarg as getopt_long leaves it.
+ * getopt_long(3) over argv with shortopts and opts: the next option of
+ * the program's own, or -1 at the end; the shared ones are handled by
+ * cli_option(). optarg as getopt_long leaves it.
  */
 int cli_next(struct cli *cli, int argc, char **argv, const char *shortopts,
     const struct option *opts);
-
-/* Logs a stop for stdout (s->why STOP_PEER or STOP_OUTPUT, wait.h). */
-void cli_stop_log(const struct stop *s);
-
-/*
- * Closes stdout at the end of a run that exits with code: after a
- * stdout failure (74) there is nothing to flush, else cli_close_stdout().
- * Returns code.
- */
-int cli_stop_close(int code);
-
-/* Sets the defaults; also turns getopt's own messages off (opterr = 0). */
-void cli_init(struct cli *cli, const char *usage);
 
 /*
  * Handles a shared option: returns true if c was one. --help prints the
@@ -116,21 +81,19 @@ noreturn void cli_usage_error(const struct cli *cli, const char *msg);
 /*
  * The usage error of a getopt_long() '?' (call it from the default: case
  * with the argv getopt_long saw): "PROG: unknown option or missing
- * argument: ARG" and the usage on stderr, exit 64. ARG is the option as
- * given ("--bogus", "--data-dir", "-x").
+ * argument: ARG" and the usage on stderr, exit 64.
  */
-noreturn void cli_bad_option(const struct cli *cli, char *const *argv);
+noreturn void cli_bad_option(struct cli *cli, char *const *argv);
 
-/* Parses a whole number of seconds (or count) for an option; exits 64 on
- * a bad value, naming the option. */
-unsigned cli_uint(const struct cli *cli, const char *opt, const char *arg,
+/* cliparse_uint(), or the usage error naming the option and the range. */
+unsigned cli_uint(struct cli *cli, const char *opt, const char *arg,
     unsigned min, unsigned max);
 
 /*
- * Loads the configuration (exit 78 with the reason on error), then applies
- * --data-dir, --sysfs-root and --log-level over it.
+ * cliparse_conf(), or exit: 78 with the reason (the configuration), 64
+ * (a path option too long).
  */
-void cli_finish(const struct cli *cli, struct conf *conf);
+void cli_finish(struct cli *cli, struct conf *conf);
 
 struct store;
 
@@ -143,6 +106,16 @@ void cli_die_nomem(const struct store *s);
 
 /* Flushes and closes stdout; a failure exits 74 ("write stdout: ..."). */
 void cli_close_stdout(void);
+
+/* Logs a stop for stdout (s->why STOP_PEER or STOP_OUTPUT, wait.h). */
+void cli_stop_log(const struct stop *s);
+
+/*
+ * Closes stdout at the end of a run that exits with code: after a
+ * stdout failure (74) there is nothing to flush, else cli_close_stdout().
+ * Returns code.
+ */
+int cli_stop_close(int code);
 
 /*
  * SPEC 2.3: a string that a program stores or emits from its arguments
