@@ -79,10 +79,10 @@ enum {
 struct run {
 	struct cli cli;
 	struct conf conf;
-	const char *profile;
-	const char *instance;		/* --claim */
-	const char *vsock;
-	const char *control_socket;
+	char *profile;			/* argv strings: the claim points */
+	char *instance;			/* at them (--claim) */
+	char *vsock;
+	char *control_socket;
 	bool configure;
 	bool seeded;
 	unsigned seed;
@@ -93,8 +93,6 @@ struct run {
 	struct placement pl;
 };
 
-/* Static so that die() leaves every allocation reachable for LSan. */
-static struct run run;
 static void
 check_args(struct run *r)
 {
@@ -168,74 +166,89 @@ parse_args(int argc, char **argv, struct run *r)
 	check_args(r);
 }
 
+static int
+fail_unavailable(const char *why)
+{
+	return log_fail(EX_UNAVAILABLE, "VF health state unavailable",
+	    "{s:s}", "error", why);
+}
+
+static int
+fail_nomem(void)
+{
+	return log_fail(EX_OSERR, "out of memory", NULL);
+}
+
 /* Takes the store lock: shared for a dry run, exclusive to claim. */
-static void
+static int
 open_store(struct run *r)
 {
 	bool excl = r->instance != NULL;
 
 	if (store_init(&r->store, r->conf.data_dir) == -1)
-		die(EX_USAGE, "data dir path too long", "{s:s}", "path",
-		    r->conf.data_dir);
+		return log_fail(EX_USAGE, "data dir path too long", "{s:s}",
+		    "path", r->conf.data_dir);
 	if (store_lock(&r->store, excl, r->cli.lock_timeout) == 0)
-		return;
+		return 0;
 	if (r->store.unavailable)
-		die(EX_UNAVAILABLE, "VF health state unavailable", "{s:s}",
-		    "error", r->store.why);
+		return fail_unavailable(r->store.why);
 	if (errno == EWOULDBLOCK)
-		die(EX_TEMPFAIL, "timed out waiting for the store lock",
-		    "{s:s, s:i}", "path", r->store.lock_path, "timeout_s",
-		    (int)r->cli.lock_timeout);
-	die(excl ? EX_IOERR : EX_UNAVAILABLE, "cannot lock the store",
-	    "{s:s, s:s}", "path", r->store.lock_path, "error",
+		return log_fail(EX_TEMPFAIL, "timed out waiting for the store "
+		    "lock", "{s:s, s:i}", "path", r->store.lock_path,
+		    "timeout_s", (int)r->cli.lock_timeout);
+	return log_fail(excl ? EX_IOERR : EX_UNAVAILABLE, "cannot lock the "
+	    "store", "{s:s, s:s}", "path", r->store.lock_path, "error",
 	    strerror(errno));
 }
 
-static noreturn void
-die_unavailable(const char *why)
+/* A failed store load: out of memory (71) or unavailable (69). */
+static int
+fail_load(const struct store *s)
 {
-	die(EX_UNAVAILABLE, "VF health state unavailable", "{s:s}", "error",
-	    why);
+	if (s->nomem)
+		return log_fail(EX_OSERR, "out of memory", "{s:s}", "error",
+		    s->why);
+	return fail_unavailable(s->why);
 }
 
 /* Loads both files (fail closed) and the VF inventory. */
-static void
+static int
 load_state(struct run *r)
 {
 	size_t skipped = 0;
 
 	if (health_load(&r->store, &r->health, r->conf.threshold) == -1 ||
-	    claims_load(&r->store, &r->claims) == -1) {
-		cli_die_nomem(&r->store);
-		die_unavailable(r->store.why);
-	}
+	    claims_load(&r->store, &r->claims) == -1)
+		return fail_load(&r->store);
 	if (sysfs_inventory(r->conf.sysfs_root, &r->inv, &skipped) == -1)
-		die(EX_IOERR, "cannot list VFs", "{s:s, s:s}", "sysfs_root",
-		    r->conf.sysfs_root, "error", strerror(errno));
+		return log_fail(EX_IOERR, "cannot list VFs", "{s:s, s:s}",
+		    "sysfs_root", r->conf.sysfs_root, "error",
+		    strerror(errno));
 	if (skipped > 0)
 		log_msg(LVL_WARN, "skipping unreadable VFs", "{s:i}", "count",
 		    (int)skipped);
 	if (placement_build(&r->pl, &r->inv, &r->health, &r->claims) == -1)
-		die(EX_OSERR, "out of memory", NULL);
+		return fail_nomem();
+	return 0;
 }
 
 /* Fails with the upstream message when no VF offers the profile. */
-static void
+static int
 check_profile_known(const struct run *r)
 {
 	char msg[512];
 
 	if (placement_profile_known(&r->pl, r->profile))
-		return;
+		return 0;
 	if (r->pl.noffered == 0 && r->inv.n > 0)
-		snprintf(msg, sizeof(msg), "no creatable vGPU profiles on any "
-		    "VF (GPUs at capacity or dirty VFs consuming framebuffer): "
-		    "profile \"%s\"", r->profile);
+		(void)snprintf(msg, sizeof(msg), "no creatable vGPU profiles "
+		    "on any VF (GPUs at capacity or dirty VFs consuming "
+		    "framebuffer): profile \"%.256s\"", r->profile);
 	else
-		snprintf(msg, sizeof(msg), "profile \"%s\" is not creatable "
-		    "on any VF (unknown profile or insufficient capacity)",
-		    r->profile);
-	die(EXIT_NO, msg, NULL);
+		(void)snprintf(msg, sizeof(msg), "profile \"%.256s\" is not "
+		    "creatable on any VF (unknown profile or insufficient "
+		    "capacity)", r->profile);
+	return log_fail(EXIT_NO, msg, NULL);
 }
 
 /* Uniform index below n: --seed makes it repeatable, else getrandom(2). */
@@ -261,24 +274,24 @@ random_below(const struct run *r, size_t n)
  * candidates, or of its dirty ones when it has no clean one. Never
  * lowest address first: one wedged VF would absorb every placement.
  */
-static const struct vf_info *
-select_vf(struct run *r)
+static int
+select_vf(struct run *r, const struct vf_info **out)
 {
 	const struct placement_card *cs;
-	const struct vf_info *vi;
 	char msg[512];
 
 	placement_candidates(&r->pl, r->profile);
 	if ((cs = placement_best_card(&r->pl)) == NULL) {
-		snprintf(msg, sizeof(msg), "no available VF for profile "
-		    "\"%s\"", r->profile);
-		die(EXIT_NO, msg, NULL);
+		(void)snprintf(msg, sizeof(msg), "no available VF for profile "
+		    "\"%.256s\"", r->profile);
+		return log_fail(EXIT_NO, msg, NULL);
 	}
-	vi = placement_choice(&r->pl, cs, random_below(r,
+	*out = placement_choice(&r->pl, cs, random_below(r,
 	    placement_card_choices(cs)));
-	if (vi == NULL)
-		die(EX_SOFTWARE, "selection lost its candidate", NULL);
-	return vi;
+	if (*out == NULL)
+		return log_fail(EX_SOFTWARE, "selection lost its candidate",
+		    NULL);
+	return 0;
 }
 
 static const struct vf_info *
@@ -293,78 +306,83 @@ inventory_find(const struct vf_inventory *inv, const char *vf)
 }
 
 /* Writes the result line; a failed write is 74. */
-static void
+static int
 emit(const char *vf, const char *card, const char *profile,
     const char *type_id, const struct claim *cl)
 {
 	json_t *o;
+	int rc;
 
 	o = json_pack("{s:s, s:s, s:s, s:s}", "vf_address", vf, "card", card,
 	    "profile", profile, "type_id", type_id);
-	if (o != NULL && cl != NULL) {
-		json_object_set_new(o, "instance_id",
-		    json_string(cl->instance_id));
-		json_object_set_new(o, "claimed_at",
-		    json_string(cl->claimed_at));
+	if (o != NULL && cl != NULL && (json_object_set_new(o, "instance_id",
+	    json_string(cl->instance_id)) < 0 || json_object_set_new(o,
+	    "claimed_at", json_string(cl->claimed_at)) < 0)) {
+		json_decref(o);
+		o = NULL;
 	}
 	if (o == NULL)
-		die(EX_OSERR, "out of memory", NULL);
-	if (jsonl_write(stdout, o) == -1) {
-		json_decref(o);
-		die(EX_IOERR, "write stdout failed", "{s:s}", "error",
-		    strerror(errno));
-	}
+		return fail_nomem();
+	rc = jsonl_write(stdout, o);
 	json_decref(o);
+	if (rc == -1)
+		return log_fail(EX_IOERR, "write stdout failed", "{s:s}",
+		    "error", strerror(errno));
+	return 0;
 }
 
-static void
+static int
 emit_claim(const struct run *r, const struct claim *cl)
 {
 	const struct vf_info *vi = inventory_find(&r->inv, cl->vf);
 
-	emit(cl->vf, vi ? vi->card : "", cl->profile ? cl->profile :
+	return emit(cl->vf, vi ? vi->card : "", cl->profile ? cl->profile :
 	    r->profile, cl->type_id ? cl->type_id : "", cl);
 }
 
 /* Persists the claims ledger; a failure is 74 and changes nothing. */
-static void
+static int
 save_claims(struct run *r, const char *what)
 {
 	struct atomic_result res = { 0 };
 
 	if (claims_save(&r->store, &r->claims, &res) == 0)
-		return;
-	die(EX_IOERR, what, "{s:s, s:s, s:s}", "path", r->store.claims_path,
-	    "step", res.step ? res.step : "", "error", r->store.why);
+		return 0;
+	return log_fail(EX_IOERR, what, "{s:s, s:s, s:s}", "path",
+	    r->store.claims_path, "step", res.step ? res.step : "", "error",
+	    r->store.why);
 }
 
-/* Persists a new claim of vi for the instance; returns the ledger copy. */
-static const struct claim *
+/* Persists a new claim of vi for the instance. */
+static int
 persist_claim(struct run *r, const struct vf_info *vi)
 {
 	char now[TIMEFMT_MAX], type_id[16];
 	struct timespec ts;
 	struct claim cl = { 0 };
+	int code;
 
 	timefmt_now(&ts);
 	if (timefmt_format(&ts, now, sizeof(now)) == -1)
-		die(EX_SOFTWARE, "cannot format the claim time", NULL);
-	snprintf(type_id, sizeof(type_id), "%u",
-	    placement_type_id(vi, r->profile));
+		return log_fail(EX_SOFTWARE, "cannot format the claim time",
+		    NULL);
+	(void)snprintf(type_id, sizeof(type_id), "%u",
+	    placement_type_id(vi, r->profile));	/* <= VGPU_TYPE_ID_MAX */
 	strcpy(cl.vf, vi->addr);
-	cl.instance_id = (char *)r->instance;
+	cl.instance_id = r->instance;
 	cl.claimed_at = now;
-	cl.profile = (char *)r->profile;
+	cl.profile = r->profile;
 	cl.type_id = type_id;
-	cl.vsock = (char *)r->vsock;
-	cl.control_socket = (char *)r->control_socket;
+	cl.vsock = r->vsock;
+	cl.control_socket = r->control_socket;
 	if (claims_add(&r->claims, &cl) == -1)
-		die(EX_OSERR, "out of memory", NULL);
-	save_claims(r, "cannot persist the claim");
+		return fail_nomem();
+	if ((code = save_claims(r, "cannot persist the claim")) != 0)
+		return code;
 	log_msg(LVL_INFO, "claimed VF", "{s:s, s:s, s:s, s:s}", "vf",
 	    vi->addr, "instance_id", r->instance, "profile", r->profile,
 	    "claimed_at", now);
-	return claims_find_instance(&r->claims, r->instance);
+	return 0;
 }
 
 /* The VF's nvidia/current_vgpu_type now; 0 when unreadable. */
@@ -382,18 +400,43 @@ current_type(const struct run *r, const char *vf)
 	return id;
 }
 
-static noreturn void
+/* Removes the claim of a failed configure again; returns the code. */
+static int
 configure_fail(struct run *r, int code, const char *msg, const char *vf,
     const char *err)
 {
 	char why[1024];
+	int saved;
 
 	/* Copy first: removing the claim may reuse the buffers. */
-	snprintf(why, sizeof(why), "%s", err);
+	(void)snprintf(why, sizeof(why), "%s", err);	/* a log field */
 	claims_remove_instance(&r->claims, r->instance);
-	save_claims(r, "cannot remove the claim after a failed configure");
-	die(code, msg, "{s:s, s:s, s:s}", "vf", vf, "instance_id",
-	    r->instance, "error", why);
+	saved = save_claims(r, "cannot remove the claim after a failed "
+	    "configure");
+	if (saved != 0)
+		return saved;
+	return log_fail(code, msg, "{s:s, s:s, s:s}", "vf", vf,
+	    "instance_id", r->instance, "error", why);
+}
+
+/* Re-reads the health store under the lock; 0, or the failure's code. */
+static int
+configure_health(struct run *r, const char *vf)
+{
+	char msg[128];
+
+	health_release(&r->health);
+	if (health_load(&r->store, &r->health, r->conf.threshold) == -1) {
+		if (r->store.nomem)
+			return fail_load(&r->store);
+		return configure_fail(r, EX_UNAVAILABLE, "VF health state "
+		    "unavailable", vf, r->store.why);
+	}
+	if (!health_vf_quarantined(&r->health, vf))
+		return 0;
+	(void)snprintf(msg, sizeof(msg), "vendor VFIO vGPU on VF %s is "
+	    "quarantined", vf);
+	return configure_fail(r, EXIT_NO, msg, vf, "quarantined");
 }
 
 /*
@@ -404,53 +447,47 @@ configure_fail(struct run *r, int code, const char *msg, const char *vf,
  * the driver takes a new type only on a free VF. On failure the claim is
  * removed again.
  */
-static void
+static int
 configure(struct run *r, const struct claim *cl)
 {
-	char vf[VF_ADDR_LEN + 1], msg[128];
+	char vf[VF_ADDR_LEN + 1];
 	unsigned id;
+	int code;
 
-	snprintf(vf, sizeof(vf), "%s", cl->vf);
+	strcpy(vf, cl->vf);
 	if (cl->type_id == NULL || conf_parse_uint(cl->type_id, 1,
 	    VGPU_TYPE_ID_MAX, &id) == -1)
-		configure_fail(r, EX_DATAERR, "claim has no valid type_id", vf,
-		    cl->type_id ? cl->type_id : "");
-	health_release(&r->health);
-	if (health_load(&r->store, &r->health, r->conf.threshold) == -1) {
-		cli_die_nomem(&r->store);
-		configure_fail(r, EX_UNAVAILABLE, "VF health state unavailable",
-		    vf, r->store.why);
-	}
-	if (health_vf_quarantined(&r->health, vf)) {
-		snprintf(msg, sizeof(msg), "vendor VFIO vGPU on VF %s is "
-		    "quarantined", vf);
-		configure_fail(r, EXIT_NO, msg, vf, "quarantined");
-	}
+		return configure_fail(r, EX_DATAERR, "claim has no valid "
+		    "type_id", vf, cl->type_id ? cl->type_id : "");
+	if ((code = configure_health(r, vf)) != 0)
+		return code;
 	if (current_type(r, vf) == id) {
 		log_msg(LVL_INFO, "VF already holds the type", "{s:s, s:i}",
 		    "vf", vf, "type_id", (int)id);
-		return;
+		return 0;
 	}
 	if (sysfs_set_vgpu_type(r->conf.sysfs_root, vf, id) == -1)
-		configure_fail(r, EX_IOERR, "cannot configure VF", vf,
+		return configure_fail(r, EX_IOERR, "cannot configure VF", vf,
 		    strerror(errno));
 	log_msg(LVL_INFO, "configured VF", "{s:s, s:s, s:i}", "vf", vf,
 	    "instance_id", r->instance, "type_id", (int)id);
+	return 0;
 }
 
-/* Sets *slot to a copy of v when v is given and differs; true if set. */
-static bool
+/* Sets *slot to a copy of v when v is given and differs. 1 if set, 0 if
+ * not, -1/ENOMEM. */
+static int
 update_str(char **slot, const char *v)
 {
 	char *copy;
 
 	if (v == NULL || (*slot != NULL && strcmp(*slot, v) == 0))
-		return false;
+		return 0;
 	if ((copy = strdup(v)) == NULL)
-		die(EX_OSERR, "out of memory", NULL);
+		return -1;
 	free(*slot);
 	*slot = copy;
-	return true;
+	return 1;
 }
 
 /*
@@ -461,61 +498,69 @@ update_str(char **slot, const char *v)
  * VMM may listen elsewhere, so endpoints given anew replace the ledger's,
  * or the sentinel would keep polling the old ones.
  */
-static const struct claim *
+static int
 existing_claim(struct run *r, struct claim *cl)
 {
 	char msg[512];
-	bool changed;
+	int vsock, ctl;
 
 	if (cl->profile == NULL || strcmp(cl->profile, r->profile) != 0) {
-		snprintf(msg, sizeof(msg), "instance %.256s already holds VF "
-		    "%s with profile \"%.128s\"; release it first",
+		(void)snprintf(msg, sizeof(msg), "instance %.256s already "
+		    "holds VF %s with profile \"%.128s\"; release it first",
 		    r->instance, cl->vf, cl->profile ? cl->profile : "");
-		die(EX_DATAERR, msg, "{s:s, s:s}", "vf", cl->vf, "instance_id",
-		    r->instance);
+		return log_fail(EX_DATAERR, msg, "{s:s, s:s}", "vf", cl->vf,
+		    "instance_id", r->instance);
 	}
 	log_msg(LVL_INFO, "instance already holds a claim", "{s:s, s:s}",
 	    "vf", cl->vf, "instance_id", r->instance);
-	changed = update_str(&cl->vsock, r->vsock);
-	changed |= update_str(&cl->control_socket, r->control_socket);
-	if (!changed)
-		return cl;
-	save_claims(r, "cannot persist the claim's endpoints");
+	vsock = update_str(&cl->vsock, r->vsock);
+	ctl = update_str(&cl->control_socket, r->control_socket);
+	if (vsock < 0 || ctl < 0)
+		return fail_nomem();
+	if (vsock + ctl == 0)
+		return 0;
+	if ((vsock = save_claims(r, "cannot persist the claim's endpoints")))
+		return vsock;
 	log_msg(LVL_INFO, "updated the claim's endpoints", "{s:s, s:s, s:s?, "
 	    "s:s?}", "vf", cl->vf, "instance_id", r->instance, "vsock",
 	    cl->vsock, "control_socket", cl->control_socket);
-	return cl;
+	return 0;
 }
 
 /* --claim: the instance's existing claim, or a new one. */
-static void
+static int
 claim_flow(struct run *r)
 {
 	struct claim *held = claims_find_instance(&r->claims, r->instance);
-	const struct claim *cl;
+	const struct vf_info *vi;
+	int code;
 
-	if (held != NULL) {
-		cl = existing_claim(r, held);
-	} else {
-		check_profile_known(r);
-		cl = persist_claim(r, select_vf(r));
-	}
-	if (r->configure)
-		configure(r, cl);
-	emit_claim(r, cl);
+	if (held != NULL)
+		code = existing_claim(r, held);
+	else if ((code = check_profile_known(r)) == 0 &&
+	    (code = select_vf(r, &vi)) == 0)
+		code = persist_claim(r, vi);
+	if (code != 0)
+		return code;
+	held = claims_find_instance(&r->claims, r->instance);
+	if (r->configure && (code = configure(r, held)) != 0)
+		return code;
+	return emit_claim(r, held);
 }
 
-static void
+static int
 dry_run(struct run *r)
 {
 	const struct vf_info *vi;
 	char type_id[16];
+	int code;
 
-	check_profile_known(r);
-	vi = select_vf(r);
-	snprintf(type_id, sizeof(type_id), "%u",
+	if ((code = check_profile_known(r)) != 0 ||
+	    (code = select_vf(r, &vi)) != 0)
+		return code;
+	(void)snprintf(type_id, sizeof(type_id), "%u",
 	    placement_type_id(vi, r->profile));
-	emit(vi->addr, vi->card, r->profile, type_id, NULL);
+	return emit(vi->addr, vi->card, r->profile, type_id, NULL);
 }
 
 static void
@@ -531,20 +576,19 @@ release(struct run *r)
 int
 main(int argc, char **argv)
 {
-	struct run *r = &run;
+	struct run r = { 0 };
+	int code;
 
 	cli_start(PROG);
-	parse_args(argc, argv, r);
-	cli_finish(&r->cli, &r->conf);
+	parse_args(argc, argv, &r);
+	cli_finish(&r.cli, &r.conf);
 	/* A claim, once started, is finished: a signal only sets a flag. */
 	cli_stop_signals(true);
-	open_store(r);
-	load_state(r);
-	if (r->instance != NULL)
-		claim_flow(r);
-	else
-		dry_run(r);
-	release(r);
+	if ((code = open_store(&r)) == 0 && (code = load_state(&r)) == 0)
+		code = r.instance != NULL ? claim_flow(&r) : dry_run(&r);
+	release(&r);
+	if (code != 0)
+		return code;
 	if (sig_stop)
 		log_msg(LVL_INFO, "finished the pick before stopping", NULL);
 	cli_close_stdout();

@@ -173,6 +173,17 @@ log_msg(enum log_level level, const char *msg, const char *fmt, ...)
 	va_end(ap);
 }
 
+int
+log_fail(int code, const char *msg, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(LVL_ERROR, msg, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
 noreturn void
 die(int code, const char *msg, const char *fmt, ...)
 {

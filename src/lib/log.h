@@ -44,6 +44,12 @@ bool log_enabled(enum log_level level);
  */
 void log_msg(enum log_level level, const char *msg, const char *fmt, ...);
 
+/*
+ * Logs at error level and returns code: the failure of a program's
+ * helper, which returns the exit code to main instead of exiting there.
+ */
+int log_fail(int code, const char *msg, const char *fmt, ...);
+
 /* Logs at error level and exits with code. Program files only. */
 noreturn void die(int code, const char *msg, const char *fmt, ...);
 
