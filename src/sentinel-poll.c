@@ -15,13 +15,19 @@
  * check is ok, failed, unknown, rpc_error (with "error") or
  * unsupported_agent; a scan that cannot list its targets writes
  * {"check":"list_error","error":...}. A failed or ok line is written only
- * after re-reading the targets: it is dropped when the instance now holds
- * another VF or claim time. With --source log it tails each target's
- * console log (app_log) instead and writes failed/ok for marker lines.
+ * after re-reading the targets (confirm.h): it is dropped when the
+ * instance now holds another VF or claim time. With --source log it
+ * tails each target's console log (app_log) instead and writes failed/ok
+ * for marker lines.
  *
- * Exit codes: 0 (after --once, on SIGTERM/SIGINT, or on a host without
- * the vendor-VFIO vGPU framework), 64 usage, 71 OS error, 74 stdout
- * failed or its reader went away, 78 configuration.
+ * While no VF has the vendor-VFIO vGPU framework (SR-IOV is often
+ * enabled after the services start at boot) it polls nothing and
+ * re-checks sysfs every --framework-recheck seconds; scans start when
+ * VFs appear and stop again if they go away. --metrics-file is rewritten
+ * after each scan or re-check (pollstat.h).
+ *
+ * Exit codes: 0 (after --once, or on SIGTERM/SIGINT), 64 usage, 71 OS
+ * error, 74 stdout failed or its reader went away, 78 configuration.
  */
 #include <errno.h>
 #include <poll.h>
@@ -30,20 +36,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "checkpool.h"
 #include "cli.h"
+#include "confirm.h"
 #include "conf.h"
 #include "guestproto.h"
 #include "io.h"
 #include "jsonl.h"
 #include "log.h"
 #include "logtail.h"
+#include "pollstat.h"
 #include "sig.h"
-#include "store.h"
 #include "sysfs.h"
 #include "targets.h"
 #include "vmm.h"
@@ -53,6 +61,7 @@
 #define REQUEST "{\"method\":\"GetGPUInitStatus\"}\n"
 #define CONFIRM_EVERY_MS 250		/* batch the re-reads of the targets */
 #define FD_SPARE 32			/* descriptors beside the checks in flight */
+#define MAX_SECONDS 86400		/* --interval, --framework-recheck */
 
 static const char usage[] =
     "usage: sentinel-poll [-c FILE] [--data-dir DIR] [--sysfs-root DIR]\n"
@@ -60,6 +69,7 @@ static const char usage[] =
     "                     [--interval S] [--once] [--concurrency N]\n"
     "                     [--timeout S] [--targets FILE|-]\n"
     "                     [--source vsock|log] [--proc-root DIR]\n"
+    "                     [--framework-recheck S] [--metrics-file PATH]\n"
     "\n"
     "Asks every live claimed vGPU guest for its GPU init state and writes one\n"
     "check line each, for vfstore apply.\n"
@@ -75,7 +85,8 @@ static const char usage[] =
     "  --log-level LEVEL     debug, info, warn or error (default info)\n"
     "  --interval S          seconds between scan starts (default\n"
     "                        sentinel.interval, 5)\n"
-    "  --once                exit 0 after one scan\n"
+    "  --once                exit 0 after one scan (at once, with no output,\n"
+    "                        on a host without the vGPU framework)\n"
     "  --concurrency N       checks in flight (default sentinel.concurrency,\n"
     "                        64)\n"
     "  --timeout S           seconds per check, connect to reply (default\n"
@@ -86,6 +97,11 @@ static const char usage[] =
     "                        or the VM's console log (default vsock)\n"
     "  --proc-root DIR       read the Unix socket table from\n"
     "                        DIR/proc/net/unix, for tests (default /)\n"
+    "  --framework-recheck S seconds between sysfs re-checks while no VF has\n"
+    "                        the vGPU framework (default\n"
+    "                        sentinel.framework_recheck, 60)\n"
+    "  --metrics-file PATH   rewrite this Prometheus textfile after each scan\n"
+    "                        or re-check\n"
     "  -h, --help            print this help and exit\n"
     "  --version             print the version and exit\n";
 
@@ -96,14 +112,9 @@ enum {
 	OPT_TIMEOUT,
 	OPT_TARGETS,
 	OPT_SOURCE,
-	OPT_PROC_ROOT
-};
-
-/* A failed/ok result waiting for its assignment to be confirmed. */
-struct pending {
-	const struct target *t;		/* borrowed from the scan's list */
-	enum checkpool_verdict v;
-	char *nvrm;			/* owned, NULL for ok */
+	OPT_PROC_ROOT,
+	OPT_RECHECK,
+	OPT_METRICS
 };
 
 struct poller {
@@ -111,25 +122,33 @@ struct poller {
 	unsigned interval;
 	unsigned timeout;
 	unsigned concurrency;
+	unsigned recheck;		/* --framework-recheck */
 	bool once;
 	bool log_source;
+	const char *metrics;		/* --metrics-file, or NULL */
 	struct targets_source source;	/* path NULL: the ledger; "-": stdin */
 	const char *proc_root;		/* PROC is PROC_ROOT/proc */
 	struct targets stdin_targets;	/* --targets -, read once */
 	struct checkpool pool;		/* concurrency checks, tags: targets */
-	struct pending *pend;		/* owned */
-	size_t npend;
-	long long pend_since;
+	struct confirm_batch pend;	/* failed/ok lines to confirm */
 	struct logtails tails;		/* --source log */
 	sigset_t run_mask;		/* the mask with TERM/INT deliverable */
-	bool peer_gone;			/* stdout's reader went away */
-	bool out_failed;		/* stdout broke: exit 74 */
+	struct stop stop;		/* why the loop ends (wait.h) */
 	struct target_marks skipped;	/* VMM not alive, warned about */
 	bool table_warned;		/* PROC/net/unix unreadable, warned */
-	size_t listed, polled;		/* targets of the last scan */
+	bool waiting;			/* no framework, told at info */
+	bool metrics_warned;		/* the last metrics write failed */
+	struct pollstat stat;		/* what --metrics-file says */
 };
 
 /* --- targets ------------------------------------------------------------ */
+
+/* Out of memory: the loop stops and the program exits 71. */
+static void
+out_of_memory(struct poller *p)
+{
+	stop_set(&p->stop, STOP_MEMORY, ENOMEM);
+}
 
 /* The target has a transport: an endpoint, or a console log. */
 static bool
@@ -171,8 +190,8 @@ vmm_alive(struct poller *p, const struct vmm_listeners *l,
 	if (st == VMM_ALIVE)
 		return true;
 	if ((first = target_marks_set(&p->skipped, t)) == -1)
-		die(EX_OSERR, "out of memory", NULL);
-	log_msg(first ? LVL_WARN : LVL_DEBUG,
+		out_of_memory(p);
+	log_msg(first == 1 ? LVL_WARN : LVL_DEBUG,
 	    "skipping target: VMM not alive",
 	    "{s:s, s:s, s:s, s:s, s:s, s:s*}", "vf", t->vf, "instance_id",
 	    t->instance_id, "control_socket", cs, "vmm",
@@ -190,7 +209,7 @@ load_listeners(struct poller *p, struct vmm_listeners *l)
 		return;
 	}
 	if (errno == ENOMEM)
-		die(EX_OSERR, "out of memory", NULL);
+		out_of_memory(p);
 	log_msg(p->table_warned ? LVL_DEBUG : LVL_WARN,
 	    "cannot read the Unix socket table; VMM liveness connects",
 	    "{s:s, s:s}", "proc_root", p->proc_root, "error",
@@ -217,7 +236,7 @@ bad_line(void *arg, unsigned long lineno, const char *why)
  * The re-read that confirms an assignment has no gate: it only compares
  * the VF and claim time, and must not probe a VMM a second time. quiet:
  * bad --targets lines are not warned about again. A ledger that does not
- * fit in memory is fatal (71).
+ * fit in memory stops the program (71).
  */
 static int
 scan_targets(struct poller *p, struct targets *ts, bool quiet, bool gate,
@@ -231,7 +250,7 @@ scan_targets(struct poller *p, struct targets *ts, bool quiet, bool gate,
 	rc = targets_list(&p->source, &all, quiet ? NULL : bad_line, NULL,
 	    why);
 	if (rc == -1 && why->nomem)
-		die(EX_OSERR, "out of memory", "{s:s}", "error", why->text);
+		out_of_memory(p);
 	if (rc == 0 && gate)
 		load_listeners(p, &l);
 	for (i = 0; rc == 0 && i < all.n; i++) {
@@ -239,15 +258,14 @@ scan_targets(struct poller *p, struct targets *ts, bool quiet, bool gate,
 		    (gate && !vmm_alive(p, &l, &all.v[i])))
 			continue;
 		if (targets_add(ts, &all.v[i]) == -1) {
-			snprintf(why->text, sizeof(why->text), "%s",
-			    strerror(errno));
+			out_of_memory(p);
 			rc = -1;
 		}
 	}
 	if (rc == 0 && gate) {
 		target_marks_sweep(&p->skipped);
-		p->listed = all.n;
-		p->polled = ts->n;
+		p->stat.targets = all.n;
+		p->stat.polled = ts->n;
 	}
 	vmm_listeners_release(&l);
 	targets_release(&all);
@@ -263,10 +281,10 @@ emit(struct poller *p, json_t *o)
 		log_msg(LVL_ERROR, "cannot build check line", NULL);
 		return;
 	}
-	if (!p->out_failed && jsonl_write(stdout, o) == -1) {
+	if (p->stop.why != STOP_OUTPUT && jsonl_write(stdout, o) == -1) {
 		log_msg(LVL_ERROR, "write stdout failed", "{s:s}", "error",
 		    strerror(errno));
-		p->out_failed = true;
+		stop_set(&p->stop, STOP_OUTPUT, errno);
 	}
 	json_decref(o);
 }
@@ -294,66 +312,45 @@ emit_check(struct poller *p, const struct target *t,
 	emit(p, o);
 }
 
-/*
- * A failed or ok verdict waits for the next confirmation batch; the
- * others are written at once. Out of memory is fatal (71).
- */
+/* A failed or ok verdict waits for the next confirmation batch; the
+ * others are written at once. */
 static void
 record(struct poller *p, const struct target *t,
     enum checkpool_verdict v, const char *detail)
 {
-	struct pending *pe;
-
 	if (v == CP_RPC_ERROR)
 		log_msg(LVL_DEBUG, "cannot query the guest agent",
 		    "{s:s, s:s}", "instance_id", t->instance_id, "error",
 		    detail);
-	if (v != CP_FAILED && v != CP_OK) {
+	if (v != CP_FAILED && v != CP_OK)
 		emit_check(p, t, v, detail);
-		return;
-	}
-	pe = reallocarray(p->pend, p->npend + 1, sizeof(*pe));
-	if (pe == NULL)
-		die(EX_OSERR, "out of memory", NULL);
-	p->pend = pe;
-	pe = &p->pend[p->npend];
-	pe->t = t;
-	pe->v = v;
-	pe->nvrm = NULL;
-	if (v == CP_FAILED && (pe->nvrm = strdup(detail ? detail : "")) == NULL)
-		die(EX_OSERR, "out of memory", NULL);
-	if (p->npend++ == 0)
-		p->pend_since = io_now_ms();
+	else if (confirm_add(&p->pend, t, v, detail) == -1)
+		out_of_memory(p);
 }
 
 /*
- * Upstream's assignment confirmation: a report is dropped when the
- * instance now holds another VF or claim time, and still made when the
+ * Upstream's assignment confirmation (confirm.h): dropped when the
+ * instance now holds another VF or claim time, still made when the
  * instance is gone (a released wedge is still a wedge).
  */
 static void
 confirm(struct poller *p, const struct pending *pe,
     const struct targets *now, const char *why)
 {
-	const struct target *t = pe->t, *cur;
+	const struct target *t = pe->t;
 	const char *action = pe->v == CP_FAILED ? "init_failure" :
 	    "init_success";
 
-	if (now == NULL) {
+	if (now == NULL)
 		log_msg(LVL_WARN, "could not confirm assignment; dropping "
 		    "report", "{s:s, s:s, s:s, s:s}", "action", action, "vf",
 		    t->vf, "instance_id", t->instance_id, "error", why);
-		return;
-	}
-	cur = targets_find(now, t->instance_id);
-	if (cur != NULL && (strcmp(cur->vf, t->vf) != 0 ||
-	    strcmp(cur->claimed_at, t->claimed_at) != 0)) {
+	else if (confirm_judge(pe, now) == CONFIRM_CHANGED)
 		log_msg(LVL_INFO, "skipping report: assignment changed during "
 		    "poll", "{s:s, s:s, s:s}", "action", action, "vf", t->vf,
 		    "instance_id", t->instance_id);
-		return;
-	}
-	emit_check(p, t, pe->v, pe->nvrm);
+	else
+		emit_check(p, t, pe->v, pe->nvrm);
 }
 
 /* Re-reads the targets once and writes every confirmed pending line. */
@@ -365,14 +362,12 @@ flush_pending(struct poller *p)
 	bool listed;
 	size_t i;
 
-	if (p->npend == 0)
+	if (p->pend.n == 0)
 		return;
 	listed = scan_targets(p, &now, true, false, &why) == 0;
-	for (i = 0; i < p->npend; i++) {
-		confirm(p, &p->pend[i], listed ? &now : NULL, why.text);
-		free(p->pend[i].nvrm);
-	}
-	p->npend = 0;
+	for (i = 0; i < p->pend.n; i++)
+		confirm(p, &p->pend.v[i], listed ? &now : NULL, why.text);
+	confirm_clear(&p->pend);
 	targets_release(&now);
 }
 
@@ -386,12 +381,10 @@ check_done(void *arg, const void *tag, enum checkpool_verdict v,
 	record(arg, tag, v, detail);
 }
 
-/* --- the scan loop ------------------------------------------------------ */
-
 static bool
-stopping(const struct poller *p)
+stopping(struct poller *p)
 {
-	return sig_stop != 0 || p->peer_gone || p->out_failed;
+	return stop_check(&p->stop);
 }
 
 /* Waits in ppoll(2), the only place TERM/INT are delivered. */
@@ -402,9 +395,10 @@ poller_wait(struct poller *p, struct pollfd *pfds, size_t n, long long ms)
 	int r;
 
 	r = wait_fds(pfds, n, STDOUT_FILENO, ms, &p->run_mask, &gone);
-	if (gone && !p->peer_gone)
+	if (gone && p->stop.why != STOP_PEER) {
 		log_msg(LVL_INFO, "stdout reader went away", NULL);
-	p->peer_gone = p->peer_gone || gone;
+		stop_set(&p->stop, STOP_PEER, 0);
+	}
 	return r;
 }
 
@@ -445,7 +439,7 @@ vsock_scan(struct poller *p, const struct targets *ts)
 		fill_slots(p, ts, &next);
 		if (p->pool.busy > 0)
 			check_round(p);
-		if (p->npend > 0 && io_now_ms() - p->pend_since >=
+		if (p->pend.n > 0 && io_now_ms() - p->pend.since >=
 		    CONFIRM_EVERY_MS)
 			flush_pending(p);
 	}
@@ -480,8 +474,10 @@ log_scan(struct poller *p, const struct targets *ts)
 		f = logtails_get(&p->tails, t->instance_id, t->vf,
 		    t->claimed_at);
 		if (f == NULL || logtails_pass(&p->tails, f, t->app_log,
-		    log_error, NULL) == -1)
-			die(EX_OSERR, "out of memory", NULL);
+		    log_error, NULL) == -1) {
+			out_of_memory(p);
+			return;
+		}
 		if (f->lt.last == GUEST_MARKER_FAILED)
 			record(p, t, CP_FAILED, f->lt.nvrm);
 		else if (f->lt.last == GUEST_MARKER_OK)
@@ -491,7 +487,7 @@ log_scan(struct poller *p, const struct targets *ts)
 		logtails_sweep(&p->tails);
 }
 
-/* --- main --------------------------------------------------------------- */
+/* --- the scan loop ------------------------------------------------------ */
 
 static void
 scan(struct poller *p)
@@ -501,23 +497,70 @@ scan(struct poller *p)
 	struct targets_why why;
 
 	if (scan_targets(p, &ts, false, true, &why) == -1) {
-		log_msg(LVL_WARN, "vGPU sentinel failed to list instances",
-		    "{s:s}", "error", why.text);
-		emit_list_error(p, why.text);
+		if (p->stop.why != STOP_MEMORY) {
+			log_msg(LVL_WARN, "vGPU sentinel failed to list "
+			    "instances", "{s:s}", "error", why.text);
+			emit_list_error(p, why.text);
+		}
 	} else if (p->log_source)
 		log_scan(p, &ts);
 	else
 		vsock_scan(p, &ts);
 	flush_pending(p);
 	log_msg(LVL_DEBUG, "scan finished", "{s:I, s:I, s:I}", "targets",
-	    (json_int_t)p->listed, "polled", (json_int_t)ts.n, "ms",
+	    (json_int_t)p->stat.targets, "polled", (json_int_t)ts.n, "ms",
 	    (json_int_t)(io_now_ms() - start));
 	targets_release(&ts);
 }
 
-/* Sleeps until the next scan, watching stdout's reader and signals. */
+/*
+ * Whether a VF has the vendor-VFIO framework now. The waiting sentinel
+ * (SPEC 4.4) says so once at info each time the framework goes away,
+ * and again when it comes back; while it waits nothing is listed.
+ */
+static bool
+framework_check(struct poller *p)
+{
+	bool present = sysfs_has_vgpu_framework(p->conf.sysfs_root);
+
+	if (!present && !p->waiting)
+		log_msg(LVL_INFO, p->once ? "vGPU sentinel exiting: host has "
+		    "no vGPU framework" : "vGPU sentinel waiting: host has no "
+		    "vGPU framework; re-checking sysfs", "{s:s, s:i}",
+		    "sysfs_root", p->conf.sysfs_root, "recheck",
+		    (int)p->recheck);
+	else if (present && p->waiting)
+		log_msg(LVL_INFO, "vGPU framework appeared; scanning",
+		    "{s:s}", "sysfs_root", p->conf.sysfs_root);
+	p->waiting = !present;
+	p->stat.framework_present = present;
+	if (!present)
+		p->stat.targets = p->stat.polled = 0;
+	return present;
+}
+
+/* Rewrites --metrics-file; a failure warns once until a write works. */
 static void
-wait_next_scan(struct poller *p, long long at)
+write_metrics(struct poller *p)
+{
+	if (p->metrics == NULL)
+		return;
+	p->stat.last_scan = time(NULL);
+	if (pollstat_write(&p->stat, p->metrics) == 0) {
+		p->metrics_warned = false;
+		return;
+	}
+	if (errno == ENOMEM)
+		out_of_memory(p);
+	else if (!p->metrics_warned)
+		log_msg(LVL_WARN, "cannot write the metrics file", "{s:s, s:s}",
+		    "path", p->metrics, "error", strerror(errno));
+	p->metrics_warned = true;
+}
+
+/* Sleeps until at, watching stdout's reader and signals. */
+static void
+wait_until(struct poller *p, long long at)
 {
 	struct pollfd pfd;
 	long long left;
@@ -526,26 +569,32 @@ wait_next_scan(struct poller *p, long long at)
 		poller_wait(p, &pfd, 0, left);
 }
 
-/* Scans until --once, a signal or a dead stdout. The exit code. */
+/* Scans (or re-checks sysfs while waiting) until --once or a stop. */
 static int
 run(struct poller *p)
 {
 	long long start;
+	unsigned pause;
 
 	for (;;) {
 		start = io_now_ms();
-		scan(p);
+		pause = p->recheck;
+		if (framework_check(p)) {
+			scan(p);
+			pause = p->interval;
+		}
+		write_metrics(p);
 		if (!p->once)
-			wait_next_scan(p, start + p->interval * 1000LL);
-		if (p->out_failed || p->peer_gone)
-			return EX_IOERR;
-		if (p->once || sig_stop)
-			return EX_OK;
+			wait_until(p, start + pause * 1000LL);
+		if (stopping(p) || p->once)
+			return stop_exit_code(&p->stop);
 	}
 }
 
+/* --- setup -------------------------------------------------------------- */
+
 static void
-parse_source(const struct cli *cli, struct poller *p, const char *arg)
+parse_source(struct cli *cli, struct poller *p, const char *arg)
 {
 	if (strcmp(arg, "log") == 0)
 		p->log_source = true;
@@ -553,6 +602,46 @@ parse_source(const struct cli *cli, struct poller *p, const char *arg)
 		p->log_source = false;
 	else
 		cli_usage_error(cli, "--source: expected vsock or log");
+}
+
+/* One of the program's own options (not a shared one). */
+static void
+parse_option(struct cli *cli, struct poller *p, int c, char **argv)
+{
+	switch (c) {
+	case OPT_INTERVAL:
+		p->interval = cli_uint(cli, "--interval", optarg, 1,
+		    MAX_SECONDS);
+		break;
+	case OPT_ONCE:
+		p->once = true;
+		break;
+	case OPT_CONCURRENCY:
+		p->concurrency = cli_uint(cli, "--concurrency", optarg, 1,
+		    4096);
+		break;
+	case OPT_TIMEOUT:
+		p->timeout = cli_uint(cli, "--timeout", optarg, 1, 3600);
+		break;
+	case OPT_TARGETS:
+		p->source.path = optarg;
+		break;
+	case OPT_SOURCE:
+		parse_source(cli, p, optarg);
+		break;
+	case OPT_PROC_ROOT:
+		p->proc_root = optarg;
+		break;
+	case OPT_RECHECK:
+		p->recheck = cli_uint(cli, "--framework-recheck", optarg, 1,
+		    MAX_SECONDS);
+		break;
+	case OPT_METRICS:
+		p->metrics = optarg;
+		break;
+	default:
+		cli_bad_option(cli, argv);
+	}
 }
 
 static void
@@ -567,42 +656,16 @@ parse_args(int argc, char **argv, struct poller *p)
 		{ "targets", required_argument, NULL, OPT_TARGETS },
 		{ "source", required_argument, NULL, OPT_SOURCE },
 		{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
+		{ "framework-recheck", required_argument, NULL, OPT_RECHECK },
+		{ "metrics-file", required_argument, NULL, OPT_METRICS },
 		{ 0 }
 	};
 	struct cli cli;
 	int c;
 
 	cli_init(&cli, usage);
-	while ((c = cli_next(&cli, argc, argv, "c:h", opts)) != -1) {
-		switch (c) {
-		case OPT_INTERVAL:
-			p->interval = cli_uint(&cli, "--interval", optarg, 1,
-			    86400);
-			break;
-		case OPT_ONCE:
-			p->once = true;
-			break;
-		case OPT_CONCURRENCY:
-			p->concurrency = cli_uint(&cli, "--concurrency",
-			    optarg, 1, 4096);
-			break;
-		case OPT_TIMEOUT:
-			p->timeout = cli_uint(&cli, "--timeout", optarg, 1,
-			    3600);
-			break;
-		case OPT_TARGETS:
-			p->source.path = optarg;
-			break;
-		case OPT_SOURCE:
-			parse_source(&cli, p, optarg);
-			break;
-		case OPT_PROC_ROOT:
-			p->proc_root = optarg;
-			break;
-		default:
-			cli_bad_option(&cli, argv);
-		}
-	}
+	while ((c = cli_next(&cli, argc, argv, "c:h", opts)) != -1)
+		parse_option(&cli, p, c, argv);
 	if (optind < argc)
 		cli_usage_error(&cli, "unexpected argument");
 	cli_finish(&cli, &p->conf);
@@ -616,75 +679,69 @@ static void
 apply_defaults(struct poller *p)
 {
 	if (p->interval == 0)
-		p->interval = p->conf.interval;
+		p->interval = p->conf.interval ? p->conf.interval : 1;
 	if (p->timeout == 0)
-		p->timeout = p->conf.timeout;
+		p->timeout = p->conf.timeout ? p->conf.timeout : 1;
 	if (p->concurrency == 0)
-		p->concurrency = p->conf.concurrency;
-	if (p->interval == 0)
-		p->interval = 1;
-	if (p->timeout == 0)
-		p->timeout = 1;
-	if (p->concurrency == 0)
-		p->concurrency = 1;
+		p->concurrency = p->conf.concurrency ? p->conf.concurrency : 1;
+	if (p->recheck == 0)
+		p->recheck = p->conf.framework_recheck ?
+		    p->conf.framework_recheck : 1;
 	if (p->proc_root == NULL)
 		p->proc_root = "/";
 }
 
-/* TERM/INT only set a flag, and only arrive inside ppoll(2). */
-static void
-setup_signals(struct poller *p)
-{
-	cli_stop_signals(false);
-	sig_stop_block(&p->run_mask);
-	sig_stop_unblocked(&p->run_mask);
-}
-
 /*
- * Each check in flight holds one descriptor: raise the soft limit of
- * open files toward the hard one if needed, else lower the concurrency
- * (a check would otherwise fail with EMFILE).
+ * TERM/INT only set a flag, and only arrive inside ppoll(2). Each check
+ * in flight holds one descriptor: the soft limit of open files is raised
+ * toward the hard one if needed, else the concurrency lowered (a check
+ * would otherwise fail with EMFILE). 0 or -1/errno.
  */
-static void
-fit_fd_limit(struct poller *p)
+static int
+poller_setup(struct poller *p)
 {
 	size_t n = io_fd_limit_fit(p->concurrency, FD_SPARE);
 
-	if (n == 0 || n >= p->concurrency)
-		return;
-	log_msg(LVL_WARN, "concurrency lowered to fit the open files limit",
-	    "{s:i, s:i}", "concurrency", (int)p->concurrency, "limit",
-	    (int)n);
-	p->concurrency = (unsigned)n;
+	cli_stop_signals(false);
+	if (sig_stop_block(&p->run_mask) == -1)
+		return -1;
+	sig_stop_unblocked(&p->run_mask);
+	if (n != 0 && n < p->concurrency) {
+		log_msg(LVL_WARN, "concurrency lowered to fit the open files "
+		    "limit", "{s:i, s:i}", "concurrency", (int)p->concurrency,
+		    "limit", (int)n);
+		p->concurrency = (unsigned)n;
+	}
+	return 0;
 }
 
-static void
+/* The pool, the tails and the stdin list. 0 or -1/ENOMEM. */
+static int
 poller_alloc(struct poller *p)
 {
 	struct targets_why why;
 
-	fit_fd_limit(p);
 	if (checkpool_init(&p->pool, p->concurrency, REQUEST) == -1 ||
 	    (p->log_source && logtails_init(&p->tails) == -1))
-		die(EX_OSERR, "out of memory", NULL);
+		return -1;
 	if (p->source.path != NULL && strcmp(p->source.path, "-") == 0 &&
 	    targets_read_fd(STDIN_FILENO, &p->stdin_targets, bad_line, NULL,
-	    &why) == -1)
+	    &why) == -1) {
+		if (why.nomem)
+			return -1;
 		log_msg(LVL_WARN, "cannot read targets from stdin", "{s:s}",
 		    "error", why.text);
+	}
+	return 0;
 }
 
 static void
 poller_release(struct poller *p)
 {
-	size_t i;
-
 	checkpool_release(&p->pool);
-	for (i = 0; i < p->npend; i++)
-		free(p->pend[i].nvrm);
+	confirm_release(&p->pend);
 	target_marks_release(&p->skipped);
 	logtails_release(&p->tails);
-	free(p->pend);
 	targets_release(&p->stdin_targets);
 }
 
@@ -692,24 +749,25 @@ int
 main(int argc, char **argv)
 {
 	struct poller p;
-	int rc = EX_OK;
+	int rc;
 
 	cli_start(PROG);
 	memset(&p, 0, sizeof(p));
 	parse_args(argc, argv, &p);
 	apply_defaults(&p);
-	if (!sysfs_has_vgpu_framework(p.conf.sysfs_root)) {
-		log_msg(LVL_INFO, "vGPU sentinel exiting: host has no vGPU "
-		    "framework", "{s:s}", "sysfs_root", p.conf.sysfs_root);
-	} else {
-		setup_signals(&p);
-		poller_alloc(&p);
+	if (poller_setup(&p) == -1)
+		die(EX_OSERR, "cannot block the stop signals", "{s:s}",
+		    "error", strerror(errno));
+	if (poller_alloc(&p) == -1)
+		stop_set(&p.stop, STOP_MEMORY, ENOMEM);
+	else
 		log_msg(LVL_INFO, "vGPU sentinel started", "{s:i, s:i, s:i}",
 		    "interval", (int)p.interval, "timeout", (int)p.timeout,
 		    "concurrency", (int)p.concurrency);
-		rc = run(&p);
-	}
+	rc = p.stop.why == RUNNING ? run(&p) : stop_exit_code(&p.stop);
 	poller_release(&p);
+	if (rc == EX_OSERR)
+		log_msg(LVL_ERROR, "out of memory", NULL);
 	if (rc == EX_OK)
 		cli_close_stdout();
 	return rc;
