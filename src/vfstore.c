@@ -4,8 +4,9 @@
  *
  * Commands: report-failure, report-success, apply (a stream of check
  * lines from sentinel-poll on stdin), show, quarantine, clear, claims,
- * release, check, init, edit. Output: one compact JSON object per line
- * on stdout; logs: JSON lines on stderr.
+ * release, deconfigure, reconcile (the engine is reconcile.c), check,
+ * init, edit. Output: one compact JSON object per line on stdout; logs:
+ * JSON lines on stderr.
  *
  * Every mutation takes the exclusive lock, loads the files (strictly: a
  * broken file is never overwritten), changes them and saves them with
@@ -16,10 +17,11 @@
  * and loads again.
  *
  * Exit codes: 0 done, 1 nothing matched (show --vf, quarantine --card
- * without VFs, release refused while the VF is open) or edit's editor
- * failed, 64 usage, 65 bad VF address or argument, quarantine --vf of a
- * VF sysfs lacks, an edit the loader refuses, 69 store unavailable, 74
- * persist or output failure, 75 lock wait timed out, 78 configuration.
+ * without VFs, release or deconfigure refused while the VF is open or
+ * claimed) or edit's editor failed, 64 usage, 65 bad VF address or
+ * argument, quarantine --vf or deconfigure of a VF sysfs lacks, an edit
+ * the loader refuses, 69 store unavailable, 71 out of memory, 74 persist
+ * or output failure, 75 lock wait timed out, 78 configuration.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -35,11 +37,13 @@
 #include "health.h"
 #include "jsonl.h"
 #include "log.h"
+#include "reconcile.h"
 #include "store.h"
 #include "storeedit.h"
 #include "sysfs.h"
 #include "vfaddr.h"
 #include "vfio.h"
+#include "wait.h"
 
 #define PROG "vfstore"
 
@@ -56,6 +60,9 @@ static const char usage[] =
     "  claims\n"
     "  config\n"
     "  release --instance ID [--deconfigure] [--proc-root DIR]\n"
+    "  deconfigure --vf VF [--proc-root DIR]\n"
+    "  reconcile [--once | --interval S] [--grace S] [--dry-run]\n"
+    "            [--metrics-file PATH] [--proc-root DIR]\n"
     "  check\n"
     "  init [--owner USER]\n"
     "  edit [health|claims]\n"
@@ -74,6 +81,9 @@ static const char usage[] =
     "  claims                the claims ledger, one line a claim\n"
     "  config                the effective configuration as one JSON object\n"
     "  release               remove the claim of an instance\n"
+    "  deconfigure           write 0 to an unclaimed VF's current_vgpu_type\n"
+    "  reconcile             release the claims of VMs that are provably\n"
+    "                        gone, deconfiguring their VFs\n"
     "  check                 load and validate both files\n"
     "  init                  create DATA_DIR/gpu and its lock file\n"
     "  edit                  edit a file in $EDITOR under the lock; saved\n"
@@ -87,13 +97,18 @@ static const char usage[] =
     "                        3339, the claim's claimed_at)\n"
     "  --force               quarantine a VF that sysfs does not show\n"
     "  --reason TEXT         why, for the log\n"
-    "  --metrics-file PATH   apply: rewrite this Prometheus textfile after\n"
-    "                        each batch\n"
+    "  --metrics-file PATH   apply, reconcile: rewrite this Prometheus\n"
+    "                        textfile after each batch or pass\n"
     "  --deconfigure         first write 0 to the VF's\n"
     "                        nvidia/current_vgpu_type; refused while a\n"
     "                        process has the VF open\n"
-    "  --proc-root DIR       where /proc is, for --deconfigure's open-file\n"
-    "                        check (default /)\n"
+    "  --proc-root DIR       where /proc is, for the open-file check and the\n"
+    "                        VMMs' sockets (default /)\n"
+    "  --once                reconcile: one pass, then exit (the default)\n"
+    "  --interval S          reconcile: a pass every S seconds until SIGTERM\n"
+    "  --grace S             reconcile: leave claims younger than S seconds\n"
+    "                        alone (default reconcile.grace, else 120)\n"
+    "  --dry-run             reconcile: decide and print, change nothing\n"
     "  --owner USER          give DATA_DIR/gpu and the lock file to USER and\n"
     "                        its group\n"
     "  -c, --config FILE     configuration file (default $VFSENTINEL_CONF,\n"
@@ -120,11 +135,54 @@ enum {
 	OPT_PROC_ROOT,
 	OPT_OWNER,
 	OPT_FORCE,
-	OPT_OPERAND		/* not an option: a command's one operand */
+	OPT_ONCE,
+	OPT_INTERVAL,
+	OPT_GRACE,
+	OPT_DRY_RUN
 };
 
-/* Bits of the command options, for "which command takes which". */
-#define A(opt) (1u << ((opt) - OPT_VF))
+/*
+ * The bit of each command option, for "which command takes which"; each
+ * is tied to its option in arg_bits[] below, so no value depends on the
+ * order of either enum.
+ */
+enum {
+	ARG_VF = 1u << 0,
+	ARG_CARD = 1u << 1,
+	ARG_INSTANCE = 1u << 2,
+	ARG_ASSIGNED_AT = 1u << 3,
+	ARG_REASON = 1u << 4,
+	ARG_METRICS = 1u << 5,
+	ARG_DECONFIGURE = 1u << 6,
+	ARG_PROC_ROOT = 1u << 7,
+	ARG_OWNER = 1u << 8,
+	ARG_FORCE = 1u << 9,
+	ARG_ONCE = 1u << 10,
+	ARG_INTERVAL = 1u << 11,
+	ARG_GRACE = 1u << 12,
+	ARG_DRY_RUN = 1u << 13,
+	ARG_OPERAND = 1u << 14		/* not an option: a command's operand */
+};
+
+static const struct {
+	int opt;
+	unsigned bit;
+} arg_bits[] = {
+	{ OPT_VF, ARG_VF },
+	{ OPT_CARD, ARG_CARD },
+	{ OPT_INSTANCE, ARG_INSTANCE },
+	{ OPT_ASSIGNED_AT, ARG_ASSIGNED_AT },
+	{ OPT_REASON, ARG_REASON },
+	{ OPT_METRICS, ARG_METRICS },
+	{ OPT_DECONFIGURE, ARG_DECONFIGURE },
+	{ OPT_PROC_ROOT, ARG_PROC_ROOT },
+	{ OPT_OWNER, ARG_OWNER },
+	{ OPT_FORCE, ARG_FORCE },
+	{ OPT_ONCE, ARG_ONCE },
+	{ OPT_INTERVAL, ARG_INTERVAL },
+	{ OPT_GRACE, ARG_GRACE },
+	{ OPT_DRY_RUN, ARG_DRY_RUN },
+};
 
 struct args {
 	const char *vf;
@@ -135,12 +193,16 @@ struct args {
 	const char *metrics;
 	const char *proc_root;
 	const char *owner;
+	const char *interval;		/* reconcile --interval, unparsed */
+	const char *grace;
 	bool deconfigure;
 	bool force;			/* quarantine a VF sysfs lacks */
+	bool once;
+	bool dry_run;
 	const char *operand;		/* edit's FILE */
 	char vf_buf[VF_ADDR_LEN + 1];	/* --vf, canonical */
 	char card_buf[VF_ADDR_LEN + 1];
-	unsigned seen;			/* A() bits given */
+	unsigned seen;			/* ARG_ bits given */
 };
 
 struct ctx {
@@ -153,7 +215,7 @@ struct ctx {
 struct command {
 	const char *name;
 	int (*run)(struct ctx *);
-	unsigned allowed;		/* A() bits */
+	unsigned allowed;		/* ARG_ bits */
 	unsigned required;
 };
 
@@ -752,25 +814,39 @@ cmd_edit(struct ctx *c)
 	    "changed", changed > 0));
 }
 
-/* --- release ------------------------------------------------------------ */
+/* --- release, deconfigure ---------------------------------------------- */
 
-/* Writes 0 to the VF's current_vgpu_type unless its device is open. */
+/*
+ * Writes 0 to the VF's current_vgpu_type unless a process holds its
+ * VFIO device (release --deconfigure, deconfigure). A /proc that cannot
+ * be scanned refuses too: nobody can be assumed to hold nothing.
+ */
 static int
 deconfigure(struct ctx *c, const char *vf)
 {
-	long pid = vfio_holder(c->conf.sysfs_root, c->a.proc_root, vf);
+	struct vfio_scan held;
+	long pid;
+	int rc;
 
-	if (pid != 0) {
+	if (vfio_scan_load(&held, c->a.proc_root) < 0) {
+		log_msg(LVL_ERROR, "cannot scan for VFIO holders; not "
+		    "deconfigured", "{s:s, s:s, s:s}", "vf", vf, "proc_root",
+		    c->a.proc_root, "error", strerror(errno));
+		return errno == ENOMEM ? EX_OSERR : EX_IOERR;
+	}
+	if (reconcile_deconfigure(c->conf.sysfs_root, &held, vf, &pid) == 0)
+		rc = 0;
+	else if (pid != 0) {
 		log_msg(LVL_ERROR, "VF is held open; not deconfigured",
 		    "{s:s, s:I}", "vf", vf, "pid", (json_int_t)pid);
-		return EXIT_NO;
-	}
-	if (sysfs_set_vgpu_type(c->conf.sysfs_root, vf, 0) < 0) {
+		rc = EXIT_NO;
+	} else {
 		log_msg(LVL_ERROR, "cannot reset current_vgpu_type",
 		    "{s:s, s:s}", "vf", vf, "error", strerror(errno));
-		return EX_IOERR;
+		rc = EX_IOERR;
 	}
-	return 0;
+	vfio_scan_release(&held);
+	return rc;
 }
 
 static int
@@ -817,6 +893,45 @@ cmd_release(struct ctx *c)
 	store_unlock(&c->s);
 	claims_release(&cl);
 	return rc == 0 ? emit(out) : rc;
+}
+
+/*
+ * `deconfigure --vf VF`: the dirty VF a crashed launcher left (a vGPU
+ * type written, no claim), under the exclusive lock so that no vfpick
+ * claims it meanwhile.
+ */
+static int
+cmd_deconfigure(struct ctx *c)
+{
+	struct claims cl;
+	const struct claim *found;
+	int rc;
+
+	if (c->a.proc_root == NULL)
+		c->a.proc_root = "/";
+	if (!sysfs_vf_present(c->conf.sysfs_root, c->a.vf)) {
+		log_msg(LVL_ERROR, "no such VF on this host; check the address",
+		    "{s:s, s:s}", "vf", c->a.vf, "sysfs_root",
+		    c->conf.sysfs_root);
+		return EX_DATAERR;
+	}
+	if ((rc = open_claims(c, true, &cl)) != 0)
+		return rc;
+	if ((found = claims_find_vf(&cl, c->a.vf)) != NULL) {
+		log_msg(LVL_ERROR, "VF is claimed; not deconfigured",
+		    "{s:s, s:s}", "vf", c->a.vf, "instance_id",
+		    found->instance_id);
+		rc = EXIT_NO;
+	} else {
+		rc = deconfigure(c, c->a.vf);
+	}
+	store_unlock(&c->s);
+	claims_release(&cl);
+	if (rc != 0)
+		return rc;
+	log_msg(LVL_INFO, "deconfigured VF", "{s:s}", "vf", c->a.vf);
+	return emit(json_pack("{s:s, s:b}", "vf_address", c->a.vf,
+	    "deconfigured", 1));
 }
 
 /* --- apply (the engine is apply.c) ------------------------------------ */
@@ -892,27 +1007,209 @@ cmd_apply(struct ctx *c)
 	return rc < 0 ? EX_IOERR : rc;
 }
 
+/* --- reconcile (the engine is reconcile.c) ----------------------------- */
+
+/* The counters of --metrics-file, over every pass of this run. */
+struct totals {
+	unsigned long long uncertain;
+	unsigned long long released;
+};
+
+/* The line of one examined claim (SPEC 4.2), extra fields after. */
+static json_t *
+reconcile_json(const struct reconcile_claim *r, bool dry_run)
+{
+	json_t *o = json_pack("{s:s, s:s, s:s, s:b, s:s}", "instance_id",
+	    r->instance_id, "vf_address", r->vf, "liveness",
+	    vmm_state_name(r->liveness), "released", r->released, "reason",
+	    r->reason);
+	int bad = 0;
+
+	if (o != NULL && r->released)
+		bad |= json_object_set_new(o, "deconfigured",
+		    json_boolean(r->deconfigured));
+	if (o != NULL && r->holder != 0)
+		bad |= json_object_set_new(o, "pid",
+		    json_integer((json_int_t)r->holder));
+	if (o != NULL && r->err != 0)
+		bad |= json_object_set_new(o, "error",
+		    json_string(strerror(r->err)));
+	if (o != NULL && dry_run)
+		bad |= json_object_set_new(o, "dry_run", json_true());
+	if (bad != 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* How a claim's outcome is logged: its level and *msg. */
+static enum log_level
+reconcile_msg(const struct reconcile_claim *r, bool dry_run, const char **msg)
+{
+	*msg = "VMM alive; claim kept";
+	if (!r->examined)
+		*msg = "claim within the grace period; not judged";
+	else if (r->released)
+		*msg = "released the claim of a gone VMM";
+	else if (r->liveness == VMM_UNCERTAIN)
+		*msg = "VMM liveness uncertain; claim kept";
+	else if (r->liveness == VMM_GONE && dry_run)
+		*msg = "VMM gone; claim not released (dry run)";
+	else if (r->liveness == VMM_GONE)
+		*msg = "VMM gone; claim kept";
+	if (!r->examined || r->liveness == VMM_ALIVE)
+		return LVL_DEBUG;
+	if (r->released || dry_run)
+		return LVL_INFO;
+	if (r->liveness == VMM_UNCERTAIN)
+		return LVL_WARN;
+	return r->err != 0 ? LVL_ERROR : LVL_WARN;
+}
+
+/* Uncertain at warn, releases at info (audited from issue 12 on). */
+static void
+reconcile_log(const struct reconcile_claim *r, bool dry_run)
+{
+	const char *msg;
+	enum log_level lvl = reconcile_msg(r, dry_run, &msg);
+
+	if (r->released)
+		log_msg(lvl, msg, "{s:s, s:s, s:s, s:b}", "vf", r->vf,
+		    "instance_id", r->instance_id, "reason", r->reason,
+		    "deconfigured", r->deconfigured);
+	else if (r->err != 0)
+		log_msg(lvl, msg, "{s:s, s:s, s:s, s:s}", "vf", r->vf,
+		    "instance_id", r->instance_id, "reason", r->reason,
+		    "error", strerror(r->err));
+	else
+		log_msg(lvl, msg, "{s:s, s:s, s:s}", "vf", r->vf,
+		    "instance_id", r->instance_id, "reason", r->reason);
+}
+
+/* Logs a pass that could not finish; its exit code. */
+static int
+reconcile_status(const struct reconcile_pass *p, const struct store *s)
+{
+	const char *msg = "VF claims unavailable; nothing released";
+	int rc = EX_UNAVAILABLE;
+
+	switch (p->status) {
+	case RECONCILE_OK:
+		return 0;
+	case RECONCILE_UNAVAILABLE:
+		break;
+	case RECONCILE_LOCK_TIMEOUT:
+		msg = "lock wait timed out; nothing released";
+		rc = EX_TEMPFAIL;
+		break;
+	case RECONCILE_LOCK_FAILED:
+		msg = "cannot take the store lock; nothing released";
+		rc = EX_IOERR;
+		break;
+	case RECONCILE_PERSIST:
+		msg = "cannot persist VF claims; nothing released";
+		rc = EX_IOERR;
+		break;
+	case RECONCILE_NOMEM:
+		log_msg(LVL_ERROR, "out of memory", NULL);
+		return EX_OSERR;
+	}
+	log_msg(LVL_ERROR, msg, "{s:s, s:s}", "step", p->step ? p->step : "",
+	    "error", s->why);
+	return rc;
+}
+
+/*
+ * One pass: its lines, logs and textfile. The pass's exit code; *out
+ * the output's (74 when stdout failed).
+ */
+static int
+reconcile_once(struct ctx *c, const struct reconcile_conf *conf,
+    struct totals *t, int *out)
+{
+	struct reconcile_pass p;
+	size_t i;
+	int rc;
+
+	(void)reconcile_run(conf, &p);
+	rc = reconcile_status(&p, &c->s);
+	t->uncertain += p.uncertain;
+	t->released += p.released;
+	for (i = 0; i < p.n; i++) {
+		reconcile_log(&p.v[i], conf->dry_run);
+		if (p.v[i].examined && *out == 0)
+			*out = emit(reconcile_json(&p.v[i], conf->dry_run));
+	}
+	reconcile_pass_release(&p);
+	if (c->a.metrics != NULL && reconcile_write_metrics(c->a.metrics,
+	    t->uncertain, t->released) < 0)
+		log_msg(LVL_WARN, "cannot write metrics file", "{s:s, s:s}",
+		    "path", c->a.metrics, "error", strerror(errno));
+	return rc;
+}
+
+/*
+ * `reconcile`: --once (the default) exits with the pass's code;
+ * --interval repeats until SIGTERM/SIGINT (0), a failed pass logged
+ * and retried at the next one; stdout's failure ends either (74).
+ */
+static int
+cmd_reconcile(struct ctx *c)
+{
+	struct reconcile_conf conf = { &c->s, c->conf.sysfs_root,
+	    c->a.proc_root ? c->a.proc_root : "/", c->conf.reconcile_grace,
+	    c->cli.lock_timeout, c->a.dry_run };
+	struct totals t = { 0, 0 };
+	struct stop st = { RUNNING, 0 };
+	unsigned interval = 0;
+	int rc, out = 0;
+
+	if (c->a.once && c->a.interval != NULL)
+		cli_usage_error(&c->cli, "reconcile: --once and --interval "
+		    "exclude each other");
+	if (c->a.interval != NULL)
+		interval = cli_uint(&c->cli, "--interval", c->a.interval, 1,
+		    86400);
+	if (c->a.grace != NULL)
+		conf.grace = cli_uint(&c->cli, "--grace", c->a.grace, 0, 86400);
+	if (interval == 0) {
+		rc = reconcile_once(c, &conf, &t, &out);
+		return out != 0 ? out : rc;
+	}
+	cli_stop_signals(true);
+	do {
+		(void)reconcile_once(c, &conf, &t, &out);
+		if (out != 0)
+			stop_set(&st, STOP_OUTPUT, 0);
+	} while (out == 0 && stop_nap(&st, interval) == 0);
+	if (st.why == STOP_PEER)
+		log_msg(LVL_ERROR, "stdout reader went away", NULL);
+	return stop_exit_code(&st);
+}
+
 /* --- command line ------------------------------------------------------- */
 
+#define ARG_REPORT (ARG_VF | ARG_INSTANCE | ARG_ASSIGNED_AT)
+
 static const struct command commands[] = {
-	{ "report-failure", cmd_report_failure,
-	    A(OPT_VF) | A(OPT_INSTANCE) | A(OPT_ASSIGNED_AT),
-	    A(OPT_VF) | A(OPT_INSTANCE) | A(OPT_ASSIGNED_AT) },
-	{ "report-success", cmd_report_success,
-	    A(OPT_VF) | A(OPT_INSTANCE) | A(OPT_ASSIGNED_AT),
-	    A(OPT_VF) | A(OPT_INSTANCE) | A(OPT_ASSIGNED_AT) },
-	{ "apply", cmd_apply, A(OPT_METRICS), 0 },
-	{ "show", cmd_show, A(OPT_VF), 0 },
-	{ "quarantine", cmd_quarantine, A(OPT_VF) | A(OPT_CARD) |
-	    A(OPT_REASON) | A(OPT_FORCE), 0 },
-	{ "clear", cmd_clear, A(OPT_VF) | A(OPT_CARD), 0 },
+	{ "report-failure", cmd_report_failure, ARG_REPORT, ARG_REPORT },
+	{ "report-success", cmd_report_success, ARG_REPORT, ARG_REPORT },
+	{ "apply", cmd_apply, ARG_METRICS, 0 },
+	{ "show", cmd_show, ARG_VF, 0 },
+	{ "quarantine", cmd_quarantine, ARG_VF | ARG_CARD | ARG_REASON |
+	    ARG_FORCE, 0 },
+	{ "clear", cmd_clear, ARG_VF | ARG_CARD, 0 },
 	{ "claims", cmd_claims, 0, 0 },
 	{ "config", cmd_config, 0, 0 },
-	{ "release", cmd_release, A(OPT_INSTANCE) | A(OPT_DECONFIGURE) |
-	    A(OPT_PROC_ROOT), A(OPT_INSTANCE) },
+	{ "release", cmd_release, ARG_INSTANCE | ARG_DECONFIGURE |
+	    ARG_PROC_ROOT, ARG_INSTANCE },
+	{ "deconfigure", cmd_deconfigure, ARG_VF | ARG_PROC_ROOT, ARG_VF },
+	{ "reconcile", cmd_reconcile, ARG_ONCE | ARG_INTERVAL | ARG_GRACE |
+	    ARG_DRY_RUN | ARG_METRICS | ARG_PROC_ROOT, 0 },
 	{ "check", cmd_check, 0, 0 },
-	{ "init", cmd_init, A(OPT_OWNER), 0 },
-	{ "edit", cmd_edit, A(OPT_OPERAND), 0 },
+	{ "init", cmd_init, ARG_OWNER, 0 },
+	{ "edit", cmd_edit, ARG_OPERAND, 0 },
 };
 
 static const struct option opts[] = {
@@ -927,23 +1224,47 @@ static const struct option opts[] = {
 	{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
 	{ "owner", required_argument, NULL, OPT_OWNER },
 	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "once", no_argument, NULL, OPT_ONCE },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "grace", required_argument, NULL, OPT_GRACE },
+	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ 0 }
 };
 
+/* The ARG_ bit of a command option; 0 for a shared one. */
+static unsigned
+arg_bit(int opt)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(arg_bits) / sizeof(*arg_bits); i++)
+		if (arg_bits[i].opt == opt)
+			return arg_bits[i].bit;
+	return 0;
+}
+
+/* A flat dispatch: each option and the field it sets, side by side. */
 static void
 set_arg(struct args *a, int opt, const char *arg)
 {
-	const char **slot[] = { &a->vf, &a->card, &a->instance,
-	    &a->assigned_at, &a->reason, &a->metrics, NULL, &a->proc_root,
-	    &a->owner };
-
-	a->seen |= A(opt);
-	if (opt == OPT_DECONFIGURE)
-		a->deconfigure = true;
-	else if (opt == OPT_FORCE)
-		a->force = true;
-	else
-		*slot[opt - OPT_VF] = arg;
+	a->seen |= arg_bit(opt);
+	switch (opt) {
+	case OPT_VF: a->vf = arg; break;
+	case OPT_CARD: a->card = arg; break;
+	case OPT_INSTANCE: a->instance = arg; break;
+	case OPT_ASSIGNED_AT: a->assigned_at = arg; break;
+	case OPT_REASON: a->reason = arg; break;
+	case OPT_METRICS: a->metrics = arg; break;
+	case OPT_PROC_ROOT: a->proc_root = arg; break;
+	case OPT_OWNER: a->owner = arg; break;
+	case OPT_INTERVAL: a->interval = arg; break;
+	case OPT_GRACE: a->grace = arg; break;
+	case OPT_DECONFIGURE: a->deconfigure = true; break;
+	case OPT_FORCE: a->force = true; break;
+	case OPT_ONCE: a->once = true; break;
+	case OPT_DRY_RUN: a->dry_run = true; break;
+	default: break;
+	}
 }
 
 /* Shared options go anywhere; a command's own only after it. */
@@ -1007,8 +1328,7 @@ missing_msg(const struct command *cmd, unsigned seen, char *buf, size_t len)
 
 	n = (size_t)snprintf(buf, len, "%s", cmd->name);
 	for (i = 0; opts[i].name != NULL && n < len; i++) {
-		if (opts[i].val < OPT_VF || opts[i].val >= OPT_OPERAND ||
-		    (cmd->required & ~seen & A(opts[i].val)) == 0)
+		if ((cmd->required & ~seen & arg_bit(opts[i].val)) == 0)
 			continue;
 		n += (size_t)snprintf(buf + n, len - n, "%s--%s", sep,
 		    opts[i].name);
@@ -1030,7 +1350,7 @@ parse_args(struct ctx *c, int argc, char **argv)
 	argv += optind;
 	optind = 0;		/* GNU getopt: start over at argv[1] */
 	parse_opts(c, argc, argv, true);
-	if ((cmd->allowed & A(OPT_OPERAND)) != 0 && optind < argc)
+	if ((cmd->allowed & ARG_OPERAND) != 0 && optind < argc)
 		c->a.operand = argv[optind++];
 	snprintf(msg, sizeof(msg), "%s: unexpected argument or option",
 	    cmd->name);

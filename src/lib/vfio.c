@@ -1,9 +1,13 @@
 /*
- * vfio.c - who holds a VF's VFIO device open: a scan of PROC/PID/fd
- * links for the VF's /dev/vfio/GROUP (legacy group) or
- * /dev/vfio/devices/vfioN (iommufd cdev) path.
+ * vfio.c - who holds a VF's VFIO device open: one scan of every
+ * PROC/PID/fd link collects the /dev/vfio/GROUP (legacy group) and
+ * /dev/vfio/devices/vfioN (iommufd cdev) paths held; each VF is then
+ * looked up in that set. A host with 20,000 open fds costs one pass
+ * over them whatever the number of VFs asked about.
  */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,105 +15,202 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "io.h"
 #include "store.h"
 #include "sysfs.h"
 #include "vfio.h"
 
-/* The VFIO device paths of vf: /dev/vfio/G and /dev/vfio/devices/X. */
-static int
-vfio_paths(const char *sysfs_root, const char *vf, struct vf_list *names,
-    char *group, size_t glen)
-{
-	char path[PATH_MAX], link[PATH_MAX];
-	struct dirent *de;
-	const char *base;
-	ssize_t n;
-	DIR *d;
+static const char vfio_dir[] = "/dev/vfio/";
+static const char cdev_dir[] = "/dev/vfio/devices/";
 
-	group[0] = '\0';
-	if (sysfs_vf_path(sysfs_root, vf, "iommu_group", path,
-	    sizeof(path)) == 0 &&
-	    (n = readlink(path, link, sizeof(link) - 1)) > 0) {
-		link[n] = '\0';
-		base = strrchr(link, '/');
-		if (snprintf(group, glen, "/dev/vfio/%.255s",
-		    base ? base + 1 : link) >= (int)glen)
-			group[0] = '\0';
+/*
+ * Longest link target kept: "/dev/vfio/devices/" and a name of at most
+ * VF_ADDR_LEN, or a group number. A longer target is no VFIO device.
+ */
+#define TARGET_MAX 64
+
+void
+vfio_scan_release(struct vfio_scan *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->v[i].dev);
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+static int
+open_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct vfio_open *)a)->dev,
+	    ((const struct vfio_open *)b)->dev);
+}
+
+/* bsearch(3): key is the path, elem a struct vfio_open. */
+static int
+key_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct vfio_open *)elem)->dev);
+}
+
+static const struct vfio_open *
+scan_find(const struct vfio_scan *s, const char *dev)
+{
+	if (s->n == 0)
+		return NULL;
+	return bsearch(dev, s->v, s->n, sizeof(*s->v), key_cmp);
+}
+
+/* Adds dev held by pid (unsorted; vfio_scan_load sorts). 0 or -1. */
+static int
+scan_add(struct vfio_scan *s, const char *dev, long pid)
+{
+	struct vfio_open *v;
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (strcmp(s->v[i].dev, dev) == 0)
+			return 0;
+	if (s->n == s->cap) {
+		v = reallocarray(s->v, s->cap ? s->cap * 2 : 8, sizeof(*v));
+		if (v == NULL)
+			return -1;
+		s->v = v;
+		s->cap = s->cap ? s->cap * 2 : 8;
 	}
-	if (sysfs_vf_path(sysfs_root, vf, "vfio-dev", path, sizeof(path)) < 0 ||
-	    (d = opendir(path)) == NULL)
-		return 0;
-	while ((de = readdir(d)) != NULL)
-		if (de->d_name[0] != '.' && strlen(de->d_name) <= VF_ADDR_LEN &&
-		    vf_list_add(names, de->d_name) < 0)
-			break;
-	closedir(d);
+	if ((s->v[s->n].dev = strdup(dev)) == NULL)
+		return -1;
+	s->v[s->n++].pid = pid;
 	return 0;
 }
 
-static bool
-link_is_vfio(const char *target, const char *group, const struct vf_list *x)
+/* Reads the fd links of process dir name (in proc, fd pfd). 0 or -1. */
+static int
+scan_pid(struct vfio_scan *s, int pfd, const char *name)
 {
-	static const char pre[] = "/dev/vfio/devices/";
-	size_t i;
-
-	if (group[0] != '\0' && strcmp(target, group) == 0)
-		return true;
-	if (strncmp(target, pre, sizeof(pre) - 1) != 0)
-		return false;
-	for (i = 0; i < x->n; i++)
-		if (strcmp(target + sizeof(pre) - 1, x->v[i]) == 0)
-			return true;
-	return false;
-}
-
-/* True if some fd of process dir pid points at the VF's VFIO device. */
-static bool
-pid_holds(const char *proc, const char *pid, const char *group,
-    const struct vf_list *x)
-{
-	char dir[PATH_MAX], path[PATH_MAX * 2], link[PATH_MAX];
+	char link[TARGET_MAX];
 	struct dirent *de;
-	bool held = false;
+	int rc = 0, fd;
 	ssize_t n;
 	DIR *d;
 
-	if (snprintf(dir, sizeof(dir), "%.3800s/%.32s/fd", proc, pid) >=
-	    (int)sizeof(dir) || (d = opendir(dir)) == NULL)
-		return false;
-	while (!held && (de = readdir(d)) != NULL) {
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		n = readlink(path, link, sizeof(link) - 1);
-		if (n <= 0)
+	if (io_pathf(link, sizeof(link), "%s/fd", name) < 0 ||
+	    (fd = openat(pfd, link, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return 0;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return 0;
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
 			continue;
+		n = readlinkat(fd, de->d_name, link, sizeof(link));
+		if (n <= 0 || (size_t)n >= sizeof(link))
+			continue;
+		s->links++;
 		link[n] = '\0';
-		held = link_is_vfio(link, group, x);
+		if (strncmp(link, vfio_dir, sizeof(vfio_dir) - 1) == 0)
+			rc = scan_add(s, link, strtol(name, NULL, 10));
 	}
 	closedir(d);
-	return held;
+	return rc;
+}
+
+int
+vfio_scan_load(struct vfio_scan *s, const char *proc_root)
+{
+	char proc[PATH_MAX];
+	struct dirent *de;
+	int rc = 0, err;
+	DIR *d;
+
+	memset(s, 0, sizeof(*s));
+	if (io_pathf(proc, sizeof(proc), "%s/proc", proc_root) < 0 ||
+	    (d = opendir(proc)) == NULL)
+		return -1;
+	while (rc == 0 && (de = readdir(d)) != NULL)
+		if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
+			rc = scan_pid(s, dirfd(d), de->d_name);
+	err = errno;
+	closedir(d);
+	if (rc < 0) {
+		vfio_scan_release(s);
+		errno = err;
+		return -1;
+	}
+	if (s->n > 1)
+		qsort(s->v, s->n, sizeof(*s->v), open_cmp);
+	return 0;
+}
+
+/* The holder of /dev/vfio/GROUP, GROUP the VF's iommu_group link. */
+static long
+group_holder(const struct vfio_scan *s, const char *sysfs_root,
+    const char *vf)
+{
+	char path[PATH_MAX], link[PATH_MAX], dev[TARGET_MAX];
+	const struct vfio_open *o;
+	const char *base;
+	ssize_t n;
+
+	if (sysfs_vf_path(sysfs_root, vf, "iommu_group", path,
+	    sizeof(path)) < 0 ||
+	    (n = readlink(path, link, sizeof(link) - 1)) <= 0)
+		return 0;
+	link[n] = '\0';
+	base = strrchr(link, '/');
+	if (io_pathf(dev, sizeof(dev), "%s%s", vfio_dir,
+	    base ? base + 1 : link) < 0)
+		return 0;
+	return (o = scan_find(s, dev)) != NULL ? o->pid : 0;
+}
+
+/* The holder of /dev/vfio/devices/X, X listed in the VF's vfio-dev/. */
+static long
+cdev_holder(const struct vfio_scan *s, const char *sysfs_root,
+    const char *vf)
+{
+	char path[PATH_MAX], dev[TARGET_MAX];
+	const struct vfio_open *o;
+	struct dirent *de;
+	long pid = 0;
+	DIR *d;
+
+	if (sysfs_vf_path(sysfs_root, vf, "vfio-dev", path,
+	    sizeof(path)) < 0 || (d = opendir(path)) == NULL)
+		return 0;
+	while (pid == 0 && (de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.' &&
+		    io_pathf(dev, sizeof(dev), "%s%s", cdev_dir,
+		    de->d_name) == 0 && (o = scan_find(s, dev)) != NULL)
+			pid = o->pid;
+	closedir(d);
+	return pid;
+}
+
+long
+vfio_scan_holder(const struct vfio_scan *s, const char *sysfs_root,
+    const char *vf)
+{
+	long pid;
+
+	if (s->n == 0)
+		return 0;
+	if ((pid = group_holder(s, sysfs_root, vf)) != 0)
+		return pid;
+	return cdev_holder(s, sysfs_root, vf);
 }
 
 long
 vfio_holder(const char *sysfs_root, const char *proc_root, const char *vf)
 {
-	char proc[PATH_MAX], group[PATH_MAX];
-	struct vf_list x = { 0 };
-	struct dirent *de;
-	long pid = 0;
-	DIR *d;
+	struct vfio_scan s;
+	long pid;
 
-	vfio_paths(sysfs_root, vf, &x, group, sizeof(group));
-	if (snprintf(proc, sizeof(proc), "%s/proc", proc_root) >=
-	    (int)sizeof(proc))
-		proc[0] = '\0';
-	if ((group[0] != '\0' || x.n > 0) && proc[0] != '\0' &&
-	    (d = opendir(proc)) != NULL) {
-		while (pid == 0 && (de = readdir(d)) != NULL)
-			if (de->d_name[0] >= '1' && de->d_name[0] <= '9' &&
-			    pid_holds(proc, de->d_name, group, &x))
-				pid = strtol(de->d_name, NULL, 10);
-		closedir(d);
-	}
-	free(x.v);
+	if (vfio_scan_load(&s, proc_root) < 0)
+		return -1;
+	pid = vfio_scan_holder(&s, sysfs_root, vf);
+	vfio_scan_release(&s);
 	return pid;
 }

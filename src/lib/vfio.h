@@ -1,16 +1,67 @@
 /*
  * vfio.h - who holds a VF's VFIO device open (vfstore release
- * --deconfigure must not reset the vGPU type under a running VM).
+ * --deconfigure and deconfigure must not reset the vGPU type under a
+ * running VM; vfstore reconcile keeps the claim of a VF a process holds).
+ *
+ * A VF's device is its IOMMU group, /dev/vfio/GROUP (GROUP: the basename
+ * of the VF's iommu_group link), or its iommufd cdev,
+ * /dev/vfio/devices/vfioN (N listed in the VF's vfio-dev/). A holder has
+ * a link under PROC/PID/fd/ pointing at one of them. One scan of every
+ * PROC/PID/fd link collects the /dev/vfio/ paths held and answers for
+ * all VFs:
+ *
+ *	struct vfio_scan held;
+ *	if (vfio_scan_load(&held, proc_root) == 0) {
+ *		pid = vfio_scan_holder(&held, sysfs_root, vf);
+ *		...
+ *		vfio_scan_release(&held);
+ *	}
  */
 #ifndef VFS_VFIO_H
 #define VFS_VFIO_H
 
+#include <stddef.h>
+
+/* One /dev/vfio/ path some process holds open. */
+struct vfio_open {
+	char *dev;			/* owned: "/dev/vfio/42", ... */
+	long pid;			/* one holder (the first seen) */
+};
+
+/* The /dev/vfio/ paths held open on the host, each once, sorted. */
+struct vfio_scan {
+	struct vfio_open *v;		/* owned */
+	size_t n;
+	size_t cap;
+	size_t links;			/* fd links read (for the benchmark) */
+};
+
 /*
- * The pid of a process with an fd open on vf's VFIO device, found under
- * PROC_ROOT/proc, or 0 when none was found. The device is the VF's IOMMU
- * group (/dev/vfio/GROUP) or its iommufd cdev (/dev/vfio/devices/vfioN),
- * both read from SYSFS_ROOT. Best effort: a process or an fd that cannot
- * be read counts as not holding it.
+ * Reads every PROC_ROOT/proc/PID/fd link once into s (s needs no
+ * initialisation) and keeps those under /dev/vfio/. A process or an fd
+ * that vanishes or cannot be read meanwhile counts as holding nothing (a
+ * process that exits holds nothing). 0, or -1 with errno and s empty
+ * when PROC_ROOT/proc cannot be listed (a caller that must not act
+ * blindly then acts on no VF) or on ENOMEM.
+ */
+int vfio_scan_load(struct vfio_scan *s, const char *proc_root);
+
+/* Frees the set and empties s. */
+void vfio_scan_release(struct vfio_scan *s);
+
+/*
+ * The pid of a process that, by the scan s, holds vf's VFIO device
+ * (found from SYSFS_ROOT), or 0 when none does (also for a VF without
+ * a VFIO device).
+ */
+long vfio_scan_holder(const struct vfio_scan *s, const char *sysfs_root,
+    const char *vf);
+
+/*
+ * One scan and one look-up: the pid of a process with an fd open on
+ * vf's VFIO device, 0 when none was found, or -1 with errno when
+ * PROC_ROOT/proc could not be scanned (nobody may be assumed to hold
+ * nothing then).
  */
 long vfio_holder(const char *sysfs_root, const char *proc_root,
     const char *vf);

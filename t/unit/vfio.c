@@ -1,7 +1,8 @@
 /*
  * vfio.c - unit tests (TAP) for listing a card's VFs (sysfs_card_vfs)
  * and finding the process that holds a VF's VFIO device open
- * (vfio_holder), over a fake sysfs tree and a fake /proc in a temporary
+ * (vfio_holder, and the one scan of vfio_scan_load that answers for every
+ * VF), over a fake sysfs tree and a fake /proc in a temporary
  * directory.
  */
 #include <limits.h>
@@ -75,6 +76,7 @@ test_card_vfs(void)
 static void
 test_holder(void)
 {
+	make("proc", NULL);
 	ok(vfio_holder(root, root, VF4) == 0, "no process holds the VF");
 	make("proc/4242/fd", NULL);
 	make("proc/4242/fd/0", "/dev/null");
@@ -96,6 +98,31 @@ test_holder(void)
 	    "a VF without a VFIO device is held by none");
 }
 
+static void
+test_scan(void)
+{
+	struct vfio_scan s;
+
+	ok(vfio_scan_load(&s, root) == 0, "one scan of the fake /proc");
+	ok(vfio_scan_holder(&s, root, VF4) == 4242 &&
+	    vfio_scan_holder(&s, root, VF5) == 77 &&
+	    vfio_scan_holder(&s, root, OTHER) == 0,
+	    "the one scan answers for every VF");
+	ok(s.links == 4, "each fd link was read once (%zu)", s.links);
+	ok(s.n == 3, "only the /dev/vfio/ paths are kept (%zu)", s.n);
+	vfio_scan_release(&s);
+	make("proc/90/fd", NULL);
+	make("proc/90/fd/1", "/dev/vfio/42");
+	make("proc/notapid", NULL);
+	ok(vfio_scan_load(&s, root) == 0 && s.n == 3,
+	    "a path two processes hold is kept once");
+	vfio_scan_release(&s);
+	ok(vfio_scan_load(&s, "/nonexistent-proc-root") == -1 && s.n == 0,
+	    "an unreadable /proc is an error, not an empty scan");
+	ok(vfio_holder(root, "/nonexistent-proc-root", VF4) == -1,
+	    "vfio_holder says so too");
+}
+
 int
 main(void)
 {
@@ -111,6 +138,7 @@ main(void)
 	make_vf(OTHER, "0000:e4:00.0", "44");
 	test_card_vfs();
 	test_holder();
+	test_scan();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd) != 0)
 		return 1;
