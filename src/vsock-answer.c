@@ -41,6 +41,7 @@
 #include "guestproto.h"
 #include "io.h"
 #include "jsonl.h"
+#include "lineserv.h"
 #include "log.h"
 #include "sig.h"
 #include "timefmt.h"
@@ -50,7 +51,6 @@
 #define CLIENT_MIN 16			/* ... whatever the open files limit */
 #define FD_SPARE 64			/* descriptors beside the connections */
 #define CLIENT_MS 5000			/* lifetime of one connection */
-#define CLIENT_BUF0 128			/* first request buffer size */
 #define FAIL_MARKER_MS 30000		/* failure markers at most so often */
 #define CONSOLE_MAX (256 * 1024)	/* console bytes waiting */
 #define SAVE_RETRY_MS 5000		/* retry a failed state-file write */
@@ -90,24 +90,6 @@ enum {
 	OPT_CONSOLE
 };
 
-/* A reply line, shared by every client sending it, freed with its last
- * user: a state change never waits for slow readers of the old reply. */
-struct reply {
-	unsigned refs;
-	size_t len;
-	char line[];
-};
-
-struct client {
-	int fd;
-	long long deadline;		/* io_now_ms() when it is dropped */
-	char *buf;			/* owned: the request so far */
-	size_t len, cap;
-	struct reply *out;		/* a reference, once replying */
-	size_t off;			/* out->line[off, len) is to send */
-	bool replying;
-};
-
 struct answer {
 	const char *events_path, *state_path;
 	const char *boot_id_path, *console_path;
@@ -115,8 +97,8 @@ struct answer {
 	char boot_id[64];
 	enum guest_state state;
 	char *message;			/* owned, FAILED only */
-	struct reply *reply;		/* a reference: the reply for state */
-	struct reply *bad, *unsupported;	/* error replies */
+	struct lineserv_reply *reply;	/* a reference: the reply for state */
+	struct lineserv_reply *bad, *unsupported;	/* error replies */
 	bool save_pending;
 	long long save_at;
 	int listen_fd, events_fd, console_fd;
@@ -126,11 +108,11 @@ struct answer {
 	size_t con_len;
 	bool fail_marked, ok_marked;
 	long long fail_marker_at;
-	struct client *clients;		/* owned array of nclients */
-	size_t nclients, max_clients;
-	struct pollfd *pfds;		/* owned: POLL_FIXED + max_clients */
-	unsigned long bad_events, evicted;
+	struct lineserv serv;		/* the connections */
+	struct pollfd *pfds;		/* owned: POLL_FIXED + serv.max */
+	unsigned long bad_events, evicted_logged;
 	long long evict_logged_at;
+	int fatal;			/* an exit code that ends serve() */
 };
 
 static void
@@ -175,49 +157,56 @@ parse_args(struct answer *a, int argc, char **argv)
 	if (optind != argc)
 		cli_usage_error(&cli, "unexpected argument");
 	cli_finish(&cli, &conf);
-	if (listen != NULL)
-		snprintf(a->listen, sizeof(a->listen), "%s", listen);
-	else
-		snprintf(a->listen, sizeof(a->listen), "vsock:%u",
-		    conf.vsock_port);
+	if (listen == NULL)
+		(void)snprintf(a->listen, sizeof(a->listen), "vsock:%u",
+		    conf.vsock_port);		/* fits: a port is 10 digits */
+	else if (snprintf(a->listen, sizeof(a->listen), "%s", listen) >=
+	    (int)sizeof(a->listen))
+		cli_usage_error(&cli, "--listen: endpoint too long");
 }
 
-/* A new reply (one reference): the error line for err if not NULL, else
- * the line for state st with message msg. */
-static struct reply *
-reply_new(enum guest_state st, const char *msg, const char *err)
+/*
+ * A new reply (one reference): the error line for err if not NULL, else
+ * the line for state st with message msg. NULL, with a->fatal set, when
+ * out of memory.
+ */
+static struct lineserv_reply *
+reply_new(struct answer *a, enum guest_state st, const char *msg,
+    const char *err)
 {
 	size_t cap = 64 + (msg != NULL ? 6 * strlen(msg) : 0);
-	struct reply *r = malloc(sizeof(*r) + cap);
+	struct lineserv_reply *r = lineserv_reply_new(cap);
 	int n;
 
-	if (r == NULL)
-		die(EX_OSERR, "out of memory", NULL);
+	if (r == NULL) {
+		a->fatal = log_fail(EX_OSERR, "out of memory", NULL);
+		return NULL;
+	}
 	if (err != NULL)
 		n = guest_error_format(err, r->line, cap);
 	else
 		n = guest_reply_format(st, msg, r->line, cap);
-	if (n < 0)
-		die(EX_SOFTWARE, "cannot format reply", "{s:s}", "error",
-		    strerror(errno));
-	r->refs = 1;
+	if (n < 0) {
+		a->fatal = log_fail(EX_SOFTWARE, "cannot format reply",
+		    "{s:s}", "error", strerror(errno));
+		lineserv_reply_put(r);
+		return NULL;
+	}
 	r->len = (size_t)n;
 	return r;
 }
 
-static void
-reply_put(struct reply *r)
-{
-	if (r != NULL && --r->refs == 0)
-		free(r);
-}
-
-/* Rebuilds the reply line for the current state. */
+/* Rebuilds the reply line for the current state (the old one stays on
+ * failure, with a->fatal set). */
 static void
 reply_update(struct answer *a)
 {
-	reply_put(a->reply);
-	a->reply = reply_new(a->state, a->message, NULL);
+	struct lineserv_reply *r = reply_new(a, a->state, a->message, NULL);
+
+	if (r == NULL)
+		return;
+	lineserv_reply_put(a->reply);
+	a->reply = r;
 }
 
 /* Sets the failure message (NULL clears), cut to GUEST_MESSAGE_MAX bytes
@@ -239,7 +228,7 @@ message_set(struct answer *a, const char *msg)
 	}
 	a->message = strndup(msg, n);
 	if (a->message == NULL)
-		die(EX_OSERR, "out of memory", NULL);
+		a->fatal = log_fail(EX_OSERR, "out of memory", NULL);
 }
 
 /* Writes the state file; a failure is logged and retried later. */
@@ -395,6 +384,8 @@ on_failure(struct answer *a, const char *msg)
 	changed = a->state != GUEST_FAILED || strcmp(a->message, msg) != 0;
 	a->state = GUEST_FAILED;
 	message_set(a, msg);
+	if (a->fatal != 0)
+		return;
 	if (changed) {
 		reply_update(a);
 		state_save(a);
@@ -473,8 +464,8 @@ events_read(struct answer *a)
 	if (err != 0)
 		log_msg(LVL_ERROR, "read events failed", "{s:s}", "error",
 		    strerror(err));
-	while ((st = jsonl_next(&a->events, &line, &len)) != JSONL_NEED &&
-	    st != JSONL_END) {
+	while (a->fatal == 0 && (st = jsonl_next(&a->events, &line,
+	    &len)) != JSONL_NEED && st != JSONL_END) {
 		if (st == JSONL_TOO_LONG)
 			bad_event(a, "line too long");
 		else
@@ -504,7 +495,7 @@ mkdir_parent(const char *path)
 }
 
 /* Opens the event input: stdin, a FIFO (made if missing) or a file. */
-static void
+static int
 events_open(struct answer *a)
 {
 	const char *p = a->events_path;
@@ -516,203 +507,91 @@ events_open(struct answer *a)
 		if (mkfifo(p, 0600) < 0 && errno == ENOENT)
 			mkdir_parent(p);
 		if (mkfifo(p, 0600) < 0 && errno != EEXIST)
-			die(EX_IOERR, "cannot create events FIFO", "{s:s, s:s}",
-			    "file", p, "error", strerror(errno));
+			return log_fail(EX_IOERR, "cannot create events FIFO",
+			    "{s:s, s:s}", "file", p, "error", strerror(errno));
 		if (stat(p, &st) == 0 && S_ISFIFO(st.st_mode))
 			a->events_fd = open(p, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 		else
 			a->events_fd = open(p, O_RDONLY | O_CLOEXEC);
 		if (a->events_fd < 0)
-			die(EX_IOERR, "cannot open events", "{s:s, s:s}",
-			    "file", p, "error", strerror(errno));
+			return log_fail(EX_IOERR, "cannot open events",
+			    "{s:s, s:s}", "file", p, "error", strerror(errno));
 	}
 	if (jsonl_reader_init(&a->events, a->events_fd) < 0)
-		die(EX_OSERR, "out of memory", NULL);
-}
-
-static void
-console_open(struct answer *a)
-{
-	if (a->console_path == NULL)
-		return;
-	a->console_fd = open(a->console_path, O_WRONLY | O_APPEND | O_CREAT |
-	    O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0644);
-	if (a->console_fd < 0)
-		die(EX_IOERR, "cannot open console", "{s:s, s:s}", "file",
-		    a->console_path, "error", strerror(errno));
-}
-
-static void
-listen_open(struct answer *a)
-{
-	struct endpoint ep;
-
-	if (endpoint_parse_listen(a->listen, &ep) < 0)
-		die(EX_USAGE, "invalid listen endpoint", "{s:s}", "endpoint",
-		    a->listen);
-	a->listen_fd = endpoint_listen(&ep);
-	if (a->listen_fd < 0)
-		die(EX_OSERR, "cannot listen", "{s:s, s:s}", "endpoint",
-		    a->listen, "error", strerror(errno));
-	log_msg(LVL_INFO, "listening", "{s:s, s:s}", "endpoint", a->listen,
-	    "state", guest_state_name(a->state));
-}
-
-/* Chooses the connection cap: CLIENT_MAX, within the descriptor limit. */
-static void
-limits_set(struct answer *a)
-{
-	a->max_clients = io_fd_limit_fit(CLIENT_MAX, FD_SPARE);
-	if (a->max_clients < CLIENT_MIN)
-		a->max_clients = CLIENT_MIN;
-	a->pfds = malloc((POLL_FIXED + a->max_clients) * sizeof(*a->pfds));
-	a->clients = malloc(a->max_clients * sizeof(*a->clients));
-	if (a->pfds == NULL || a->clients == NULL)
-		die(EX_OSERR, "out of memory", NULL);
-}
-
-static void
-signals_set(sigset_t *old)
-{
-	cli_stop_signals(false);
-	sig_stop_block(old);
-}
-
-static void
-client_close(struct answer *a, size_t i)
-{
-	close(a->clients[i].fd);
-	free(a->clients[i].buf);
-	reply_put(a->clients[i].out);
-	a->clients[i] = a->clients[--a->nclients];
-}
-
-/* Sends what is left of the reply; closes the client once it is all sent. */
-static void
-client_send(struct answer *a, size_t i)
-{
-	struct client *c = &a->clients[i];
-	ssize_t n;
-
-	n = send(c->fd, c->out->line + c->off, c->out->len - c->off,
-	    MSG_NOSIGNAL | MSG_DONTWAIT);
-	if (n > 0)
-		c->off += (size_t)n;
-	if (c->off == c->out->len ||
-	    (n < 0 && errno != EAGAIN && errno != EINTR))
-		client_close(a, i);
-}
-
-/* Answers the request line held in buf[0, len) (newline excluded). */
-static void
-client_answer(struct answer *a, size_t i, size_t len)
-{
-	struct client *c = &a->clients[i];
-	enum guest_method m = GUEST_METHOD_UNSUPPORTED;
-	struct reply *r = a->reply;
-
-	if (len > 0 && c->buf[len - 1] == '\r')
-		len--;
-	if (guest_request_parse(c->buf, len, &m) < 0)
-		r = a->bad;
-	else if (m == GUEST_METHOD_UNSUPPORTED)
-		r = a->unsupported;
-	free(c->buf);
-	c->buf = NULL;
-	r->refs++;
-	c->out = r;
-	c->off = 0;
-	c->replying = true;
-	client_send(a, i);
-}
-
-/* Makes room for more request bytes, up to GUEST_REQUEST_MAX + 1. */
-static int
-client_grow(struct client *c)
-{
-	size_t cap = c->cap > 0 ? c->cap * 4 : CLIENT_BUF0;
-	char *p;
-
-	if (cap > GUEST_REQUEST_MAX + 1)
-		cap = GUEST_REQUEST_MAX + 1;
-	p = realloc(c->buf, cap);
-	if (p == NULL)
-		return -1;
-	c->buf = p;
-	c->cap = cap;
+		return log_fail(EX_OSERR, "out of memory", NULL);
 	return 0;
 }
 
-/* Reads request bytes; answers on a newline, on EOF or when too long. */
-static void
-client_read(struct answer *a, size_t i)
+static int
+console_open(struct answer *a)
 {
-	struct client *c = &a->clients[i];
-	char *nl;
-	ssize_t n;
-
-	if (c->len == c->cap && client_grow(c) < 0) {
-		client_close(a, i);
-		return;
-	}
-	n = read(c->fd, c->buf + c->len, c->cap - c->len);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (n < 0 || (n == 0 && c->len == 0)) {
-		client_close(a, i);
-		return;
-	}
-	nl = memchr(c->buf + c->len, '\n', (size_t)n);
-	c->len += (size_t)n;
-	if (nl != NULL)
-		client_answer(a, i, (size_t)(nl - c->buf));
-	else if (n == 0 || c->len > GUEST_REQUEST_MAX)
-		client_answer(a, i, c->len);
+	if (a->console_path == NULL)
+		return 0;
+	a->console_fd = open(a->console_path, O_WRONLY | O_APPEND | O_CREAT |
+	    O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0644);
+	if (a->console_fd < 0)
+		return log_fail(EX_IOERR, "cannot open console", "{s:s, s:s}",
+		    "file", a->console_path, "error", strerror(errno));
+	return 0;
 }
 
-/* Drops the connection that has lived longest, to admit a new one. */
-static void
-client_evict(struct answer *a)
+static struct lineserv_reply *
+answer_request(void *ctx, const char *line, size_t len)
 {
-	size_t i, oldest = 0;
+	struct answer *a = ctx;
+	enum guest_method m = GUEST_METHOD_UNSUPPORTED;
 
-	for (i = 1; i < a->nclients; i++)
-		if (a->clients[i].deadline < a->clients[oldest].deadline)
-			oldest = i;
-	client_close(a, oldest);
-	a->evicted++;
-	if (io_now_ms() - a->evict_logged_at >= 10000) {
-		a->evict_logged_at = io_now_ms();
-		log_msg(LVL_WARN, "connection cap reached; oldest dropped",
-		    "{s:I, s:I}", "cap", (json_int_t)a->max_clients,
-		    "dropped", (json_int_t)a->evicted);
-	}
+	if (guest_request_parse(line, len, &m) < 0)
+		return a->bad;
+	if (m == GUEST_METHOD_UNSUPPORTED)
+		return a->unsupported;
+	return a->reply;
 }
 
-/* Accepts a batch of waiting connections. */
+/*
+ * Listens, with the connection cap CLIENT_MAX within the descriptor
+ * limit.
+ */
+static int
+listen_open(struct answer *a)
+{
+	struct endpoint ep;
+	size_t max;
+
+	if (endpoint_parse_listen(a->listen, &ep) < 0)
+		return log_fail(EX_USAGE, "invalid listen endpoint", "{s:s}",
+		    "endpoint", a->listen);
+	a->listen_fd = endpoint_listen(&ep);
+	if (a->listen_fd < 0)
+		return log_fail(EX_OSERR, "cannot listen", "{s:s, s:s}",
+		    "endpoint", a->listen, "error", strerror(errno));
+	max = io_fd_limit_fit(CLIENT_MAX, FD_SPARE);
+	if (max < CLIENT_MIN)
+		max = CLIENT_MIN;
+	a->pfds = malloc((POLL_FIXED + max) * sizeof(*a->pfds));
+	if (a->pfds == NULL || lineserv_init(&a->serv, a->listen_fd, max,
+	    GUEST_REQUEST_MAX, CLIENT_MS, answer_request, a) < 0)
+		return log_fail(EX_OSERR, "out of memory", NULL);
+	log_msg(LVL_INFO, "listening", "{s:s, s:s}", "endpoint", a->listen,
+	    "state", guest_state_name(a->state));
+	return 0;
+}
+
+/* Accepts new connections; logs the cap's evictions every 10 s at most. */
 static void
 clients_accept(struct answer *a)
 {
-	struct client *c;
-	int fd, k;
-
-	for (k = 0; k < 64; k++) {
-		fd = accept4(a->listen_fd, NULL, NULL,
-		    SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno != EAGAIN && errno != EINTR &&
-			    errno != ECONNABORTED)
-				log_msg(LVL_WARN, "accept failed", "{s:s}",
-				    "error", strerror(errno));
-			return;
-		}
-		if (a->nclients == a->max_clients)
-			client_evict(a);
-		c = &a->clients[a->nclients++];
-		memset(c, 0, sizeof(*c));
-		c->fd = fd;
-		c->deadline = io_now_ms() + CLIENT_MS;
-	}
+	if (lineserv_accept(&a->serv) < 0)
+		log_msg(LVL_WARN, "accept failed", "{s:s}", "error",
+		    strerror(errno));
+	if (a->serv.evicted == a->evicted_logged ||
+	    io_now_ms() - a->evict_logged_at < 10000)
+		return;
+	a->evict_logged_at = io_now_ms();
+	a->evicted_logged = a->serv.evicted;
+	log_msg(LVL_WARN, "connection cap reached; oldest dropped",
+	    "{s:I, s:I}", "cap", (json_int_t)a->serv.max, "dropped",
+	    (json_int_t)a->serv.evicted);
 }
 
 /* Fills the poll set; returns its size and the poll timeout in ms. */
@@ -720,98 +599,96 @@ static nfds_t
 poll_prepare(struct answer *a, long long *timeout)
 {
 	long long now = io_now_ms(), until = now + 60000;
-	size_t i;
+	size_t n;
 
 	a->pfds[0] = (struct pollfd){ a->listen_fd, POLLIN, 0 };
 	a->pfds[1] = (struct pollfd){ a->events_done ? -1 : a->events_fd,
 	    POLLIN, 0 };
 	a->pfds[2] = (struct pollfd){ a->con_len > 0 ? a->console_fd : -1,
 	    POLLOUT, 0 };
-	for (i = 0; i < a->nclients; i++) {
-		a->pfds[POLL_FIXED + i] = (struct pollfd){ a->clients[i].fd,
-		    a->clients[i].replying ? POLLOUT : POLLIN, 0 };
-		if (a->clients[i].deadline < until)
-			until = a->clients[i].deadline;
-	}
+	n = lineserv_poll_fill(&a->serv, a->pfds + POLL_FIXED, &until);
 	if (a->save_pending && a->save_at < until)
 		until = a->save_at;
 	*timeout = until > now ? until - now : 0;
-	return POLL_FIXED + a->nclients;
+	return POLL_FIXED + n;
 }
 
-/* Handles client readiness and expiry; walks backwards because closing
- * moves the last client into the closed one's slot. */
-static void
-clients_service(struct answer *a, nfds_t nfds)
-{
-	long long now = io_now_ms();
-	size_t i = nfds - POLL_FIXED;
-	short ev;
-
-	while (i-- > 0) {
-		ev = a->pfds[POLL_FIXED + i].revents;
-		if (ev != 0 && a->clients[i].replying)
-			client_send(a, i);
-		else if (ev != 0)
-			client_read(a, i);
-		else if (now >= a->clients[i].deadline)
-			client_close(a, i);
-	}
-}
-
-static void
+/* Serves until a stop signal: 0, or the exit code of a fatal error. */
+static int
 serve(struct answer *a, const sigset_t *mask)
 {
 	struct timespec ts;
 	long long ms;
 	nfds_t n;
 
-	while (!sig_stop) {
+	while (!sig_stop && a->fatal == 0) {
 		n = poll_prepare(a, &ms);
 		ts.tv_sec = ms / 1000;
 		ts.tv_nsec = (ms % 1000) * 1000000;
 		if (ppoll(a->pfds, n, &ts, mask) < 0) {
 			if (errno != EINTR)
-				die(EX_OSERR, "poll failed", "{s:s}", "error",
-				    strerror(errno));
+				return log_fail(EX_OSERR, "poll failed",
+				    "{s:s}", "error", strerror(errno));
 			continue;
 		}
 		if (a->pfds[1].revents != 0)
 			events_read(a);
 		if (a->pfds[2].revents != 0)
 			console_flush(a);
-		clients_service(a, n);
+		lineserv_service(&a->serv, a->pfds + POLL_FIXED,
+		    n - POLL_FIXED);
 		if (a->pfds[0].revents != 0)
 			clients_accept(a);
 		if (a->save_pending && io_now_ms() >= a->save_at)
 			state_save(a);
 	}
+	return a->fatal;
+}
+
+/* Everything before serving: the state, the replies, the descriptors. */
+static int
+answer_open(struct answer *a)
+{
+	int code;
+
+	state_load(a);
+	reply_update(a);
+	if (a->fatal == 0)
+		a->bad = reply_new(a, GUEST_UNKNOWN, NULL,
+		    GUEST_ERR_BAD_REQUEST);
+	if (a->fatal == 0)
+		a->unsupported = reply_new(a, GUEST_UNKNOWN, NULL,
+		    GUEST_ERR_UNSUPPORTED);
+	if (a->fatal != 0)
+		return a->fatal;
+	if ((code = events_open(a)) != 0 || (code = console_open(a)) != 0)
+		return code;
+	return listen_open(a);
 }
 
 static void
 answer_release(struct answer *a)
 {
-	while (a->nclients > 0)
-		client_close(a, a->nclients - 1);
+	lineserv_release(&a->serv);
 	jsonl_reader_release(&a->events);
 	if (a->events_fd > STDIN_FILENO)
 		close(a->events_fd);
 	if (a->console_fd >= 0)
 		close(a->console_fd);
-	close(a->listen_fd);
-	free(a->clients);
+	if (a->listen_fd >= 0)
+		close(a->listen_fd);
 	free(a->pfds);
 	free(a->con_buf);
 	free(a->message);
-	reply_put(a->reply);
-	reply_put(a->bad);
-	reply_put(a->unsupported);
+	lineserv_reply_put(a->reply);
+	lineserv_reply_put(a->bad);
+	lineserv_reply_put(a->unsupported);
 }
 
 int
 main(int argc, char **argv)
 {
-	static struct answer a = {
+	struct answer a = {
 		.events_path = "/run/vfsentinel/events",
 		.state_path = "/run/vfsentinel/gpu-init.json",
 		.boot_id_path = "/proc/sys/kernel/random/boot_id",
@@ -819,22 +696,18 @@ main(int argc, char **argv)
 		.listen_fd = -1
 	};
 	sigset_t mask;
+	int code;
 
 	cli_start(PROG);
 	parse_args(&a, argc, argv);
-	signals_set(&mask);
+	cli_stop_signals(false);
+	if (sig_stop_block(&mask) < 0)
+		die(EX_OSERR, "cannot block the stop signals", "{s:s}",
+		    "error", strerror(errno));
 	(void)prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-	limits_set(&a);
-	state_load(&a);
-	reply_update(&a);
-	a.bad = reply_new(GUEST_UNKNOWN, NULL, GUEST_ERR_BAD_REQUEST);
-	a.unsupported = reply_new(GUEST_UNKNOWN, NULL, GUEST_ERR_UNSUPPORTED);
-	events_open(&a);
-	console_open(&a);
-	listen_open(&a);
-	serve(&a, &mask);
-	log_msg(LVL_INFO, "stopping", "{s:s}", "state",
-	    guest_state_name(a.state));
+	if ((code = answer_open(&a)) == 0 && (code = serve(&a, &mask)) == 0)
+		log_msg(LVL_INFO, "stopping", "{s:s}", "state",
+		    guest_state_name(a.state));
 	answer_release(&a);
-	return EX_OK;
+	return code;
 }
