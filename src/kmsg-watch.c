@@ -269,21 +269,25 @@ parse_args(int argc, char **argv, struct watch *w, struct conf *conf)
 	cli_finish(&cli, conf);
 }
 
-/* True when the watch is needed: the guest has an NVIDIA function. */
-static bool
-have_nvidia(const struct conf *conf)
+/*
+ * Whether the watch is needed: 1 the guest has an NVIDIA function, 0 it
+ * has none (logged), or the exit code 74 when the scan failed (logged).
+ */
+static int
+need_watch(const struct conf *conf)
 {
 	char why[512] = "";
 	int rc;
 
 	rc = pci_has_nvidia(conf->sysfs_root, why, sizeof(why));
 	if (rc < 0)
-		die(EX_IOERR, "cannot scan PCI functions", "{s:s, s:s}",
-		    "sysfs_root", conf->sysfs_root, "error", why);
+		return log_fail(EX_IOERR, "cannot scan PCI functions",
+		    "{s:s, s:s}", "sysfs_root", conf->sysfs_root, "error",
+		    why);
 	if (rc == 0)
 		log_msg(LVL_INFO, "no NVIDIA PCI function; GPU init watch not "
 		    "needed", "{s:s}", "sysfs_root", conf->sysfs_root);
-	return rc == 1;
+	return rc;
 }
 
 static int
@@ -314,9 +318,10 @@ main(int argc, char **argv)
 
 	cli_start(PROG);
 	parse_args(argc, argv, &w, &conf);
-	if (w.pci_check && !have_nvidia(&conf)) {
-		cli_close_stdout();
-		return 0;
+	if (w.pci_check && (code = need_watch(&conf)) != 1) {
+		if (code == 0)
+			cli_close_stdout();
+		return code;
 	}
 	w.r.ctx = &w;
 	cli_stop_signals(true);
