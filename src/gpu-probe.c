@@ -327,17 +327,17 @@ attempt_error(const struct probe *p, struct attempt *a, char *buf,
 
 	out = trimmed(a, &n);
 	if (a->killed)
-		snprintf(buf, len, "killed after %us", p->attempt_timeout);
+		(void)snprintf(buf, len, "killed after %us", p->attempt_timeout);
 	else if (WIFEXITED(a->status) && WEXITSTATUS(a->status) == 0)
 		return 0;
 	else if (p->use == METHOD_OPEN && WIFEXITED(a->status) &&
 	    WEXITSTATUS(a->status) == 1 && n > 0)
-		snprintf(buf, len, "%.*s", (int)n, out);	/* its report */
+		(void)snprintf(buf, len, "%.*s", (int)n, out);	/* its report */
 	else if (WIFEXITED(a->status))
-		snprintf(buf, len, "exit status %d%s%.*s",
+		(void)snprintf(buf, len, "exit status %d%s%.*s",
 		    WEXITSTATUS(a->status), n ? ": " : "", (int)n, out);
 	else
-		snprintf(buf, len, "killed by signal %d%s%.*s",
+		(void)snprintf(buf, len, "killed by signal %d%s%.*s",
 		    WTERMSIG(a->status), n ? ": " : "", (int)n, out);
 	return -1;
 }

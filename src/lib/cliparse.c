@@ -37,7 +37,7 @@ cliparse_option(struct cli *cli, int c, const char *arg)
 		    &cli->lock_timeout) == 0 ? CLI_TAKEN : CLI_BAD;
 	case CLI_OPT_LOG_LEVEL:
 		if (log_set_level_name(arg) < 0) {
-			snprintf(cli->err, sizeof(cli->err), "--log-level: "
+			(void)snprintf(cli->err, sizeof(cli->err), "--log-level: "
 			    "expected debug, info, warn or error");
 			return CLI_BAD;
 		}

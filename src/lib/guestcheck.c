@@ -17,14 +17,14 @@
 static enum guestcheck_status
 fail(struct guestcheck *c, const char *why)
 {
-	snprintf(c->why, sizeof(c->why), "%s", why);
+	(void)snprintf(c->why, sizeof(c->why), "%s", why);
 	return GC_FAILED;
 }
 
 static enum guestcheck_status
 fail_errno(struct guestcheck *c, const char *what, int err)
 {
-	snprintf(c->why, sizeof(c->why), "%s: %s", what, strerror(err));
+	(void)snprintf(c->why, sizeof(c->why), "%s: %s", what, strerror(err));
 	return GC_FAILED;
 }
 

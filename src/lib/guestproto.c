@@ -115,7 +115,7 @@ reply_error(struct guest_reply *r, const char *what, const char *detail)
 {
 	r->kind = GUEST_REPLY_ERROR;
 	r->state = GUEST_UNKNOWN;
-	snprintf(r->message, sizeof(r->message), "%s%s", what, detail);
+	(void)snprintf(r->message, sizeof(r->message), "%s%s", what, detail);
 	return -1;
 }
 

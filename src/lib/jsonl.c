@@ -139,7 +139,7 @@ jsonl_parse(const char *line, size_t len, const char **why)
 
 	obj = json_loadb(line, len, JSON_REJECT_DUPLICATES, &err);
 	if (obj == NULL) {
-		snprintf(msg, sizeof(msg), "invalid JSON: %s", err.text);
+		(void)snprintf(msg, sizeof(msg), "invalid JSON: %s", err.text);
 		*why = msg;
 		return NULL;
 	}

@@ -63,7 +63,7 @@ static void
 set_why(char *why, size_t whylen, const char *a, const char *b)
 {
 	if (why != NULL && whylen > 0)
-		snprintf(why, whylen, "%s%s", a, b);
+		(void)snprintf(why, whylen, "%s%s", a, b);
 }
 
 /* SYSFS_ROOT/sys/bus/pci, without a doubled slash for root "/". */
@@ -97,7 +97,7 @@ check_ident(const char *devices, const char *name, char *why, size_t whylen)
 			return -1;
 		}
 		if (io_read_attr(path, val, sizeof(val)) < 0) {
-			snprintf(val, sizeof(val), ": %s", strerror(errno));
+			(void)snprintf(val, sizeof(val), ": %s", strerror(errno));
 			set_why(why, whylen, path, val);
 			return -1;
 		}
@@ -118,7 +118,7 @@ check_tree(const char *dir, char *why, size_t whylen)
 	DIR *d;
 	int rc = 0;
 
-	snprintf(devices, sizeof(devices), "%s/devices", dir);	/* fits */
+	(void)snprintf(devices, sizeof(devices), "%s/devices", dir);	/* fits */
 	d = opendir(devices);
 	if (d == NULL) {
 		set_why(why, whylen, "cannot open ", devices);
@@ -233,7 +233,7 @@ ids_scan(const char *file, unsigned vendor, unsigned device, char *buf,
 		 * Debian); a compressed database is left to libpci. */
 		if (access(file, F_OK) == 0 || n - 3 >= sizeof(plain))
 			return -1;
-		snprintf(plain, sizeof(plain), "%.*s", (int)(n - 3), file);
+		(void)snprintf(plain, sizeof(plain), "%.*s", (int)(n - 3), file);
 		file = plain;
 	}
 	text = io_slurp(file, 64u << 20, &n);
@@ -316,7 +316,7 @@ pci_device_name(const char *sysfs_root, const char *addr, char *buf,
 	}
 	if (pci_dir(sysfs_root, dir, sizeof(dir)) < 0)
 		return -1;
-	snprintf(devices, sizeof(devices), "%s/devices", dir);
+	(void)snprintf(devices, sizeof(devices), "%s/devices", dir);
 	if (check_ident(devices, addr, NULL, 0) < 0)
 		return -1;
 	return lookup_name(dir, addr, buf, len);

@@ -98,7 +98,7 @@ prom_sample(struct prom *p, const char *name, const char **labels,
 	}
 	if (labels != NULL && labels[0] != NULL)
 		puts_p(p, "}");
-	snprintf(num, sizeof(num), " %.17g\n", value);
+	(void)snprintf(num, sizeof(num), " %.17g\n", value);
 	puts_p(p, num);
 }
 
@@ -129,9 +129,9 @@ split_path(const char *path, char *dir, size_t len, const char **base)
 		return -1;
 	}
 	if (n == 0)
-		snprintf(dir, len, ".");
+		(void)snprintf(dir, len, ".");
 	else
-		snprintf(dir, len, "%.*s", (int)n, path);
+		(void)snprintf(dir, len, "%.*s", (int)n, path);
 	return 0;
 }
 
