@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # The vfsentinel-sentinel runit service (SPEC.md 5) under a private
-# runsvdir: sentinel-poll | vfstore apply, settling, restarts.
+# runsvdir: sentinel-poll | vfstore apply, waiting for VFs, restarts.
 
 load helpers
 load lib/sentinel
@@ -59,13 +59,32 @@ recorded() {
 	    jq -r '.failures | length')" = "$1" ]
 }
 
-@test "service: settles and stays down on a host without the vGPU framework" {
+@test "service: stays up on a host without VFs and begins checking when they appear" {
 	rm -rf "$SYSFS/sys/bus/pci/devices"/*
+	mk_card "$SYSFS" 0000:e3:00.0
+	answer_guest a1 FAILED
+	target 0000:e3:00.4 i-1 "$TS1" "unix:$G/a1" >"$TARGETS"
+	runit_env $SVC VFSENTINEL_ARGS "--targets $TARGETS --framework-recheck 1"
 	runit_start
-	runit_wait_stat $SVC down
+	runit_wait_stat $SVC run
+	wait_for grep -q '^vfsentinel_sentinel_framework_present 0$' \
+	    "$PROM/vfsentinel-poller.prom"
+	local run
+	run=$(runit_pid $SVC)
 	sleep 2.5
-	assert_equal "$(runit_stat $SVC)" down
+	assert_equal "$(runit_stat $SVC)" run
+	assert_equal "$(runit_pid $SVC)" "$run"
 	assert_equal "$(runit_log $SVC | grep -c 'host has no vGPU framework')" 1
+	run -1 recorded 1
+	# SR-IOV comes up: the VFs appear and the same instance scans them.
+	mk_vf "$SYSFS" 0000:e3:00.0 0000:e3:00.4
+	wait_for recorded 1
+	wait_for grep -q '^vfsentinel_sentinel_polled 1$' \
+	    "$PROM/vfsentinel-poller.prom"
+	grep -q '^vfsentinel_sentinel_framework_present 1$' \
+	    "$PROM/vfsentinel-poller.prom"
+	assert_equal "$(runit_pid $SVC)" "$run"
+	[ ! -e "$RUNIT_SV/$SVC/finish" ]
 }
 
 @test "service: reports a wedged guest into the store and the textfile" {

@@ -166,11 +166,31 @@ checks_total() {
 
 @test "sentinel: sv kill, kill -9 of each process: one instance, no orphan, no temp dir" {
 	sentinel_service
-	for v in sv-kill run vfstore sentinel-poll svlogd; do
-		kill_round $SVC "$v" run vfstore sentinel-poll svlogd
+	# ./run execs into vfstore apply and its process substitution into
+	# sentinel-poll: no shell is left to kill.
+	for v in sv-kill vfstore sentinel-poll svlogd; do
+		kill_round $SVC "$v" vfstore sentinel-poll svlogd
 	done
+	run -0 runit_count $SVC run
+	assert_output 0
 	down_clean $SVC
 	no_temp "$T/tmp" "$T/prom" "$DATA/gpu"
+}
+
+@test "sentinel waiting for VFs: sv kill, kill -9 of each process: one instance, no orphan" {
+	sentinel_setup
+	rm -rf "$SYSFS/sys/bus/pci/devices"/*
+	host_conf
+	service $SVC
+	runit_env $SVC VFSENTINEL_CONF "$T/svc.conf"
+	runit_env $SVC VFSENTINEL_ARGS "--targets $TARGETS"
+	runit_start
+	wait_long test -s "$T/prom/vfsentinel-poller.prom"
+	for v in sv-kill vfstore sentinel-poll svlogd; do
+		kill_round $SVC "$v" vfstore sentinel-poll svlogd
+	done
+	down_clean $SVC
+	no_temp "$T/tmp" "$T/prom"
 }
 
 @test "sentinel: after sv kill and sv down nothing writes: a clear stays cleared, the textfile unchanged" {
