@@ -37,12 +37,14 @@
 #include "store.h"
 #include "sysfs.h"
 #include "timefmt.h"
+#include "vfaddr.h"
 
 #define PROG "vfpick"
 
 static const char usage[] =
     "usage: vfpick [-c FILE] [--data-dir DIR] [--sysfs-root DIR]\n"
     "              [--lock-timeout S] [--log-level LEVEL] --profile NAME\n"
+    "              [--vf VF [--include-quarantined]]\n"
     "              [--claim ID [--vsock EP] [--control-socket PATH]\n"
     "              [--configure]] [--seed N]\n"
     "\n"
@@ -52,6 +54,9 @@ static const char usage[] =
     "Options:\n"
     "  --profile NAME        the vGPU profile, exactly as in\n"
     "                        creatable_vgpu_types\n"
+    "  --vf VF               pin the choice to VF (a verification boot): it\n"
+    "                        must offer the profile and be unused\n"
+    "  --include-quarantined with --vf: accept a quarantined VF\n"
     "  --claim ID            claim the chosen VF for instance ID before\n"
     "                        anything touches it\n"
     "  --vsock EP            the guest endpoint kept in the claim for\n"
@@ -73,7 +78,9 @@ enum {
 	OPT_VSOCK,
 	OPT_CONTROL_SOCKET,
 	OPT_CONFIGURE,
-	OPT_SEED
+	OPT_SEED,
+	OPT_VF,
+	OPT_INCLUDE_QUARANTINED
 };
 
 struct run {
@@ -83,6 +90,8 @@ struct run {
 	char *instance;			/* at them (--claim) */
 	char *vsock;
 	char *control_socket;
+	char pin[VF_ADDR_LEN + 1];	/* --vf, canonical; "" when not given */
+	bool include_quarantined;
 	bool configure;
 	bool seeded;
 	unsigned seed;
@@ -116,6 +125,20 @@ check_args(struct run *r)
 		cli_usage_error(&r->cli, "--vsock: invalid endpoint");
 	if (r->control_socket != NULL && r->control_socket[0] == '\0')
 		cli_usage_error(&r->cli, "--control-socket: empty path");
+	if (r->include_quarantined && r->pin[0] == '\0')
+		cli_usage_error(&r->cli, "--include-quarantined needs --vf");
+}
+
+/* --vf: the canonical form of what lspci prints (SPEC.md 2.3), or 65. */
+static void
+parse_vf(struct run *r, const char *arg)
+{
+	char why[512];
+
+	if (vfaddr_parse_arg(arg, r->pin) == 0)
+		return;
+	vfaddr_why("VF", arg, why, sizeof(why));
+	die(EX_DATAERR, why, NULL);
 }
 
 static void
@@ -130,6 +153,9 @@ parse_args(int argc, char **argv, struct run *r)
 		    OPT_CONTROL_SOCKET },
 		{ "configure", no_argument, NULL, OPT_CONFIGURE },
 		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "vf", required_argument, NULL, OPT_VF },
+		{ "include-quarantined", no_argument, NULL,
+		    OPT_INCLUDE_QUARANTINED },
 		{ 0 }
 	};
 	int c;
@@ -156,6 +182,12 @@ parse_args(int argc, char **argv, struct run *r)
 			r->seed = cli_uint(&r->cli, "--seed", optarg, 0,
 			    UINT_MAX);
 			r->seeded = true;
+			break;
+		case OPT_VF:
+			parse_vf(r, optarg);
+			break;
+		case OPT_INCLUDE_QUARANTINED:
+			r->include_quarantined = true;
 			break;
 		default:
 			cli_bad_option(&r->cli, argv);
@@ -291,6 +323,56 @@ select_vf(struct run *r, const struct vf_info **out)
 	if (*out == NULL)
 		return log_fail(EX_SOFTWARE, "selection lost its candidate",
 		    NULL);
+	return 0;
+}
+
+/* Why the pinned VF v cannot take the profile, or NULL if it can. */
+static const char *
+pin_refusal(const struct run *r, const struct placement_vf *v, char *msg,
+    size_t len)
+{
+	if (v->state == PLACEMENT_CLAIMED)
+		(void)snprintf(msg, len, "VF %s is in use (claimed by %.256s)",
+		    r->pin, v->claim->instance_id);
+	else if (v->state == PLACEMENT_DIRTY)
+		(void)snprintf(msg, len, "VF %s is in use (allocated in sysfs "
+		    "without a claim: vfstore deconfigure --vf %s frees it)",
+		    r->pin, r->pin);
+	else if (placement_type_id(v->vi, r->profile) == 0)
+		(void)snprintf(msg, len, "VF %s does not offer profile "
+		    "\"%.256s\"", r->pin, r->profile);
+	else if (v->quarantined && !r->include_quarantined)
+		(void)snprintf(msg, len, "VF %s is quarantined (a verification "
+		    "boot passes --include-quarantined)", r->pin);
+	else if (r->pl.health == NULL)
+		(void)snprintf(msg, len, "VF health state unknown");
+	else
+		return NULL;
+	return msg;
+}
+
+/* --vf: the pinned VF, if it can take the profile (SPEC.md 4.3). */
+static int
+select_pinned(struct run *r, const struct vf_info **out)
+{
+	char msg[512];
+	size_t i;
+
+	for (i = 0; i < r->inv.n; i++)
+		if (strcmp(r->pl.vf[i].vi->addr, r->pin) == 0)
+			break;
+	if (i == r->inv.n) {
+		(void)snprintf(msg, sizeof(msg), "no vGPU VF %s on this host",
+		    r->pin);
+		return log_fail(EXIT_NO, msg, NULL);
+	}
+	if (pin_refusal(r, &r->pl.vf[i], msg, sizeof(msg)) != NULL)
+		return log_fail(EXIT_NO, msg, "{s:s, s:s}", "vf", r->pin,
+		    "profile", r->profile);
+	*out = r->pl.vf[i].vi;
+	if (r->pl.vf[i].quarantined)
+		log_msg(LVL_WARN, "placing on a quarantined VF "
+		    "(--include-quarantined)", "{s:s}", "vf", r->pin);
 	return 0;
 }
 
@@ -432,7 +514,9 @@ configure_health(struct run *r, const char *vf)
 		return configure_fail(r, EX_UNAVAILABLE, "VF health state "
 		    "unavailable", vf, r->store.why);
 	}
-	if (!health_vf_quarantined(&r->health, vf))
+	/* A verification boot configures the quarantined VF on purpose. */
+	if (!health_vf_quarantined(&r->health, vf) || (r->include_quarantined
+	    && strcmp(vf, r->pin) == 0))
 		return 0;
 	(void)snprintf(msg, sizeof(msg), "vendor VFIO vGPU on VF %s is "
 	    "quarantined", vf);
@@ -511,6 +595,13 @@ existing_claim(struct run *r, struct claim *cl)
 		return log_fail(EX_DATAERR, msg, "{s:s, s:s}", "vf", cl->vf,
 		    "instance_id", r->instance);
 	}
+	if (r->pin[0] != '\0' && strcmp(cl->vf, r->pin) != 0) {
+		(void)snprintf(msg, sizeof(msg), "instance %.256s already "
+		    "holds VF %s, not %s; release it first", r->instance,
+		    cl->vf, r->pin);
+		return log_fail(EX_DATAERR, msg, "{s:s, s:s}", "vf", cl->vf,
+		    "instance_id", r->instance);
+	}
 	log_msg(LVL_INFO, "instance already holds a claim", "{s:s, s:s}",
 	    "vf", cl->vf, "instance_id", r->instance);
 	vsock = update_str(&cl->vsock, r->vsock);
@@ -527,6 +618,19 @@ existing_claim(struct run *r, struct claim *cl)
 	return 0;
 }
 
+/* The VF for a new placement: the pinned one, or a random choice. */
+static int
+choose(struct run *r, const struct vf_info **vi)
+{
+	int code;
+
+	if (r->pin[0] != '\0')
+		return select_pinned(r, vi);
+	if ((code = check_profile_known(r)) != 0)
+		return code;
+	return select_vf(r, vi);
+}
+
 /* --claim: the instance's existing claim, or a new one. */
 static int
 claim_flow(struct run *r)
@@ -537,8 +641,7 @@ claim_flow(struct run *r)
 
 	if (held != NULL)
 		code = existing_claim(r, held);
-	else if ((code = check_profile_known(r)) == 0 &&
-	    (code = select_vf(r, &vi)) == 0)
+	else if ((code = choose(r, &vi)) == 0)
 		code = persist_claim(r, vi);
 	if (code != 0)
 		return code;
@@ -555,8 +658,7 @@ dry_run(struct run *r)
 	char type_id[16];
 	int code;
 
-	if ((code = check_profile_known(r)) != 0 ||
-	    (code = select_vf(r, &vi)) != 0)
+	if ((code = choose(r, &vi)) != 0)
 		return code;
 	(void)snprintf(type_id, sizeof(type_id), "%u",
 	    placement_type_id(vi, r->profile));
