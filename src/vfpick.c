@@ -264,7 +264,28 @@ load_state(struct run *r)
 	return 0;
 }
 
-/* Fails with the upstream message when no VF offers the profile. */
+/* The names of the profiles some VF offers, each once (a log field). */
+static json_t *
+offered_names(const struct placement *pl)
+{
+	json_t *a = json_array();
+	size_t i, j;
+
+	for (i = 0; a != NULL && i < pl->noffered; i++) {
+		for (j = 0; j < i; j++)
+			if (strcmp(pl->offered[j].name, pl->offered[i].name) == 0)
+				break;
+		if (j == i && json_array_append_new(a,
+		    json_string(pl->offered[i].name)) < 0) {
+			json_decref(a);
+			a = NULL;
+		}
+	}
+	return a;
+}
+
+/* Fails with the upstream message when no VF offers the profile, and
+ * lists the profiles that some VF does offer. */
 static int
 check_profile_known(const struct run *r)
 {
@@ -280,7 +301,8 @@ check_profile_known(const struct run *r)
 		(void)snprintf(msg, sizeof(msg), "profile \"%.256s\" is not "
 		    "creatable on any VF (unknown profile or insufficient "
 		    "capacity)", r->profile);
-	return log_fail(EXIT_NO, msg, NULL);
+	return log_fail(EXIT_NO, msg, "{s:o?}", "offered",
+	    offered_names(&r->pl));
 }
 
 /* Uniform index below n: --seed makes it repeatable, else getrandom(2). */

@@ -159,6 +159,9 @@ two_vfs() {
 	run -1 --separate-stderr pick --profile 'NVIDIA L40S-99Q'
 	[ -z "$output" ]
 	[[ "$stderr" == *'profile \"NVIDIA L40S-99Q\" is not creatable on any VF (unknown profile or insufficient capacity)'* ]]
+	# ... and it lists the profiles some VF does offer (SPEC 4.3).
+	run -0 jq -c .offered <<<"$stderr"
+	assert_output '["NVIDIA L40S-12Q","NVIDIA L40S-24Q"]'
 	claim 0000:e3:00.4 i-a
 	claim 0000:e3:00.5 i-b
 	run -1 --separate-stderr pick --profile "$P12" --claim i-c
