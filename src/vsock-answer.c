@@ -601,11 +601,11 @@ poll_prepare(struct answer *a, long long *timeout)
 	long long now = io_now_ms(), until = now + 60000;
 	size_t n;
 
-	a->pfds[0] = (struct pollfd){ a->listen_fd, POLLIN, 0 };
-	a->pfds[1] = (struct pollfd){ a->events_done ? -1 : a->events_fd,
-	    POLLIN, 0 };
-	a->pfds[2] = (struct pollfd){ a->con_len > 0 ? a->console_fd : -1,
-	    POLLOUT, 0 };
+	a->pfds[0] = (struct pollfd){ .fd = a->listen_fd, .events = POLLIN };
+	a->pfds[1] = (struct pollfd){ .fd = a->events_done ? -1 :
+	    a->events_fd, .events = POLLIN };
+	a->pfds[2] = (struct pollfd){ .fd = a->con_len > 0 ? a->console_fd :
+	    -1, .events = POLLOUT };
 	n = lineserv_poll_fill(&a->serv, a->pfds + POLL_FIXED, &until);
 	if (a->save_pending && a->save_at < until)
 		until = a->save_at;

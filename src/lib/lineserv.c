@@ -155,8 +155,8 @@ lineserv_poll_fill(const struct lineserv *s, struct pollfd *pfds,
 	size_t i;
 
 	for (i = 0; i < s->n; i++) {
-		pfds[i] = (struct pollfd){ s->clients[i].fd,
-		    s->clients[i].replying ? POLLOUT : POLLIN, 0 };
+		pfds[i] = (struct pollfd){ .fd = s->clients[i].fd,
+		    .events = s->clients[i].replying ? POLLOUT : POLLIN };
 		if (s->clients[i].deadline < *until)
 			*until = s->clients[i].deadline;
 	}
