@@ -384,3 +384,89 @@ live-2 $VF5"
 	run -69 --separate-stderr vs deconfigure --vf $VF6 --proc-root "$T"
 	assert_equal "$(vgpu_type $VF6)" 1160
 }
+
+# reconcile_blocked ARGS...: starts reconcile in the background while
+# the test holds the store's exclusive lock: the decision (no lock) is
+# made at once, the release phase waits for the lock. Then the caller
+# changes the world and calls unblock.
+reconcile_blocked() {
+	flock "$DATA/gpu/lock" sh -c 'touch "$1/held"; while [ ! -e "$1/go" ]; do sleep 0.05; done' \
+	    sh "$T" 3>&- &
+	PIDS="$PIDS $!"
+	wait_for test -e "$T/held"
+	vfstore --data-dir "$DATA" --sysfs-root "$SYSFS" reconcile "$@" \
+	    >"$T/out" 2>"$T/err" 3>&- &
+	REC=$!
+	# The decision pass takes milliseconds; then it waits for the lock.
+	sleep 0.5
+}
+
+unblock() {
+	touch "$T/go"
+	rc=0
+	wait "$REC" || rc=$?
+	assert_equal "$rc" 0
+	output=$(cat "$T/out")
+}
+
+@test "reconcile: a VM relaunched between the decision and the release keeps its claim" {
+	qemu_start vm1
+	ledger "$(target $VF4 i-1 "$OLD" "" "$G/vm1.qmp")"
+	dirty $VF4
+	qemu_kill vm1
+	reconcile_blocked
+	# The launcher starts a new VMM for the same claim meanwhile.
+	rm -f "$G/vm1.qmp"
+	qemu_start vm1
+	unblock
+	assert_output '{"instance_id":"i-1","vf_address":"0000:e3:00.4","liveness":"alive","released":false,"reason":"control socket is listening"}'
+	assert_equal "$(claimed)" i-1
+	assert_equal "$(vgpu_type $VF4)" 1160
+}
+
+@test "reconcile: a claim that changed, or whose VF was opened, before the release is kept" {
+	ledger "$(target $VF4 i-1 "$OLD" "" "$G/none.qmp")" \
+	    "$(target $VF5 i-2 "$OLD" "" "$G/none.qmp")" \
+	    "$(target $VF6 i-3 "$OLD" "" "$G/none.qmp")"
+	dirty $VF4
+	dirty $VF5
+	dirty $VF6
+	vfio_group $VF6 55
+	mkdir -p "$T/proc/1/fd"
+	reconcile_blocked --proc-root "$T"
+	# i-1 was released and claimed again (a new claimed_at); i-2 is gone
+	# from the ledger; a process opened i-3's VF.
+	ledger "$(target $VF4 i-1 "2026-08-21T00:00:00Z" "" "$G/none.qmp")" \
+	    "$(target $VF6 i-3 "$OLD" "" "$G/none.qmp")"
+	holder 900 /dev/vfio/55
+	unblock
+	assert_equal "$(field i-1 released) $(field i-1 reason)" \
+	    'false the claim changed before it could be released'
+	assert_equal "$(field i-2 released) $(field i-2 reason)" \
+	    'false the claim changed before it could be released'
+	assert_equal "$(field i-3 liveness) $(field i-3 released) $(field i-3 pid)" \
+	    'alive false 900'
+	assert_equal "$(claimed)" 'i-1 i-3'
+	assert_equal "$(vgpu_type $VF4) $(vgpu_type $VF5) $(vgpu_type $VF6)" \
+	    '1160 1160 1160'
+}
+
+@test "reconcile: usage errors exit 64; a full stdout exits 74; it runs within 16 MiB" {
+	run -64 vs reconcile --once --interval 5
+	assert_line 'vfstore: reconcile: --once and --interval exclude each other'
+	run -64 vs reconcile --interval 0
+	assert_line --partial 'vfstore: --interval: invalid value "0"'
+	run -64 vs reconcile --vf $VF4
+	assert_line 'vfstore: reconcile: unexpected argument or option'
+	ledger "$(target $VF4 i-1 "$OLD" "" "$G/none.qmp")"
+	sum=$(sha "$CLAIMS")
+	run -74 sh -c '"$@" >/dev/full' sh vfstore --data-dir "$DATA" \
+	    reconcile --dry-run
+	run -74 sh -c '"$@" >/dev/full' sh vfstore --data-dir "$DATA" \
+	    reconcile --dry-run --interval 1
+	assert_equal "$(sha "$CLAIMS")" "$sum"
+	need_tool chpst
+	run -0 --separate-stderr chpst -m 16777216 vfstore --data-dir "$DATA" \
+	    --sysfs-root "$SYSFS" reconcile
+	assert_output --partial '"released":true'
+}
