@@ -47,6 +47,12 @@ static const struct key keys[] = {
 	    offsetof(struct conf, framework_recheck), 1, 86400 },
 	{ "reconcile.grace", KEY_UINT, offsetof(struct conf, reconcile_grace),
 	    0, 86400 },
+	{ "recovery.systemic_window", KEY_UINT,
+	    offsetof(struct conf, systemic_window), 1, 2592000 },
+	{ "recovery.systemic_cards", KEY_UINT,
+	    offsetof(struct conf, systemic_cards), 1, 1000000 },
+	{ "recovery.systemic_vfs", KEY_UINT,
+	    offsetof(struct conf, systemic_vfs), 1, 1000000 },
 };
 
 void
@@ -63,6 +69,9 @@ conf_defaults(struct conf *c)
 	strcpy(c->textfile_dir, "/var/lib/prometheus/node-exporter");
 	c->framework_recheck = 60;
 	c->reconcile_grace = 120;
+	c->systemic_window = 3600;
+	c->systemic_cards = 2;
+	c->systemic_vfs = 3;
 }
 
 int

@@ -25,6 +25,9 @@ struct conf {
 	char textfile_dir[PATH_MAX];	/* metrics.textfile_dir */
 	unsigned framework_recheck;	/* sentinel.framework_recheck, s */
 	unsigned reconcile_grace;	/* reconcile.grace, seconds */
+	unsigned systemic_window;	/* recovery.systemic_window, s */
+	unsigned systemic_cards;	/* recovery.systemic_cards */
+	unsigned systemic_vfs;		/* recovery.systemic_vfs */
 };
 
 void conf_defaults(struct conf *c);
