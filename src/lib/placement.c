@@ -99,6 +99,18 @@ card_of(struct placement *p, const char *addr)
 	return &p->cards[p->ncards++];
 }
 
+/* The one state of a classified VF (quarantined wins). */
+static enum placement_view
+view_of(const struct placement_vf *v)
+{
+	if (v->quarantined)
+		return PLACEMENT_VIEW_QUARANTINED;
+	if (v->state == PLACEMENT_CLAIMED)
+		return PLACEMENT_VIEW_CLAIMED;
+	return v->state == PLACEMENT_DIRTY ? PLACEMENT_VIEW_DIRTY :
+	    PLACEMENT_VIEW_FREE;
+}
+
 /* SPEC.md 4.3 step 1 for one VF, and its share of its card. */
 static void
 classify(struct placement *p, struct placement_vf *v, const struct health *h,
@@ -112,10 +124,14 @@ classify(struct placement *p, struct placement_vf *v, const struct health *h,
 		v->state = PLACEMENT_CLAIMED;
 	else if (v->vi->current_type != 0)
 		v->state = PLACEMENT_DIRTY;
-	v->quarantined = h != NULL && health_vf_quarantined(h, v->vi->addr);
+	v->rec = h != NULL ? health_find(h, v->vi->addr) : NULL;
+	v->quarantined = v->rec != NULL &&
+	    vf_record_quarantined(v->rec, h->threshold);
 	v->allocatable = h != NULL && v->state == PLACEMENT_FREE &&
 	    !v->quarantined;
+	v->view = view_of(v);
 	cs->vfs++;
+	cs->views[v->view]++;
 	if (v->state != PLACEMENT_FREE) {
 		cs->used++;
 		if (used_fb(p, v, &fb))
@@ -144,6 +160,7 @@ placement_build(struct placement *p, const struct vf_inventory *inv,
 
 	memset(p, 0, sizeof(*p));
 	p->inv = inv;
+	p->health = h;
 	p->vf = calloc(n, sizeof(*p->vf));
 	p->cards = calloc(n, sizeof(*p->cards));
 	if (p->vf == NULL || p->cards == NULL || build_offered(p) == -1) {
@@ -157,6 +174,52 @@ placement_build(struct placement *p, const struct vf_inventory *inv,
 	}
 	qsort(p->cards, p->ncards, sizeof(*p->cards), addr_cmp);
 	return 0;
+}
+
+/* The entry of t's name in ps (n so far), added if new. */
+static struct placement_profile *
+profile_of(struct placement_profile *ps, size_t *n, const struct vgpu_type *t)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (strcmp(ps[i].name, t->name) == 0)
+			return &ps[i];
+	ps[*n].name = t->name;
+	ps[*n].framebuffer_mb = t->framebuffer_mb;
+	return &ps[(*n)++];
+}
+
+static int
+profile_cmp(const void *pa, const void *pb)
+{
+	const struct placement_profile *a = pa, *b = pb;
+
+	if (a->framebuffer_mb != b->framebuffer_mb)
+		return a->framebuffer_mb < b->framebuffer_mb ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+struct placement_profile *
+placement_profiles(const struct placement *p, size_t *n)
+{
+	const struct placement_vf *v;
+	struct placement_profile *ps;
+	size_t i, j, ntypes = 0;
+
+	for (i = 0; i < p->inv->n; i++)
+		ntypes += p->inv->v[i].ntypes;
+	if ((ps = calloc(ntypes + 1, sizeof(*ps))) == NULL)
+		return NULL;
+	*n = 0;
+	for (i = 0; i < p->inv->n; i++) {
+		v = &p->vf[i];
+		for (j = 0; j < v->vi->ntypes; j++)
+			profile_of(ps, n, &v->vi->types[j])->available +=
+			    v->allocatable;
+	}
+	qsort(ps, *n, sizeof(*ps), profile_cmp);
+	return ps;
 }
 
 bool
@@ -280,13 +343,22 @@ placement_type_id(const struct vf_info *vi, const char *profile)
 }
 
 const char *
+placement_view_name(enum placement_view view)
+{
+	static const char *const names[PLACEMENT_NVIEWS] = {
+		[PLACEMENT_VIEW_FREE] = "free",
+		[PLACEMENT_VIEW_CLAIMED] = "claimed",
+		[PLACEMENT_VIEW_DIRTY] = "dirty",
+		[PLACEMENT_VIEW_QUARANTINED] = "quarantined"
+	};
+
+	return view < PLACEMENT_NVIEWS ? names[view] : "unknown";
+}
+
+const char *
 placement_state_name(const struct placement_vf *v)
 {
-	if (v->quarantined)
-		return "quarantined";
-	if (v->state == PLACEMENT_CLAIMED)
-		return "claimed";
-	return v->state == PLACEMENT_DIRTY ? "dirty" : "free";
+	return placement_view_name(v->view);
 }
 
 void

@@ -31,6 +31,18 @@ enum placement_state {
 	PLACEMENT_DIRTY			/* allocated in sysfs, no claim */
 };
 
+/*
+ * The state an operator sees (SPEC.md 4.5 --vfs and the per-card gauges):
+ * quarantined wins over claimed and dirty, so every VF has exactly one.
+ */
+enum placement_view {
+	PLACEMENT_VIEW_FREE,
+	PLACEMENT_VIEW_CLAIMED,
+	PLACEMENT_VIEW_DIRTY,
+	PLACEMENT_VIEW_QUARANTINED,
+	PLACEMENT_NVIEWS
+};
+
 /* What a VF is for the profile of placement_candidates(). */
 enum placement_role {
 	PLACEMENT_NONE,			/* used, quarantined or not offering */
@@ -41,8 +53,11 @@ enum placement_role {
 struct placement_vf {
 	const struct vf_info *vi;	/* borrowed from the inventory */
 	const struct claim *claim;	/* borrowed; NULL when unclaimed */
+	const struct vf_record *rec;	/* borrowed health record; NULL when
+					   none or health is unknown */
 	enum placement_state state;
 	bool quarantined;		/* never while health is unknown */
+	enum placement_view view;
 	bool allocatable;		/* free, unquarantined, health known */
 	enum placement_role role;
 };
@@ -52,6 +67,7 @@ struct placement_card {
 	unsigned vfs;
 	unsigned used;
 	unsigned quarantined;
+	unsigned views[PLACEMENT_NVIEWS];	/* VFs per view; sum = vfs */
 	unsigned long long load_mb;	/* framebuffer its used VFs hold */
 	bool unknown_load;		/* one holds a type no VF offers */
 	size_t nclean;			/* candidates, after _candidates() */
@@ -60,6 +76,7 @@ struct placement_card {
 
 struct placement {
 	const struct vf_inventory *inv;
+	const struct health *health;	/* borrowed; NULL when unknown */
 	struct placement_vf *vf;	/* owned: one per VF, inventory order */
 	struct placement_card *cards;	/* owned, sorted by address */
 	size_t ncards;
@@ -89,6 +106,21 @@ void placement_candidates(struct placement *p, const char *profile);
 int placement_card_cmp(const struct placement_card *a,
     const struct placement_card *b);
 
+/* A profile some VF advertises (SPEC.md 4.5 "profiles"). */
+struct placement_profile {
+	const char *name;		/* borrowed from the inventory */
+	unsigned framebuffer_mb;
+	unsigned available;		/* allocatable VFs advertising it */
+};
+
+/*
+ * Every profile advertised, by name, with its allocatable VFs, sorted by
+ * framebuffer then name. A new array (*n entries) the caller frees, or
+ * NULL/ENOMEM.
+ */
+struct placement_profile *placement_profiles(const struct placement *p,
+    size_t *n);
+
 /* The first card, in that order, with a candidate; NULL if none. */
 const struct placement_card *placement_best_card(const struct placement *p);
 
@@ -105,8 +137,11 @@ const struct vf_info *placement_choice(const struct placement *p,
 unsigned placement_type_id(const struct vf_info *vi, const char *profile);
 
 /* "free", "claimed", "dirty" or "quarantined" (which wins: SPEC.md 4.5
- * --vfs). */
+ * --vfs): the name of v->view. */
 const char *placement_state_name(const struct placement_vf *v);
+
+/* The name of a view, as above (static). */
+const char *placement_view_name(enum placement_view view);
 
 void placement_release(struct placement *p);
 

@@ -3,13 +3,16 @@
  * placement.c): used, dirty, quarantined, candidates, allocatable, the
  * cards' load and order, over a fake sysfs tree in a temporary directory.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "health.h"
 #include "placement.h"
+#include "systemic.h"
 #include "tap.h"
 
 #define CARD_A "0000:e3:00.0"
@@ -143,6 +146,63 @@ test_states(const struct placement *p)
 	    "a quarantined claimed VF keeps its claim");
 	ok(vf_of(p, "0000:e3:00.7")->state == PLACEMENT_FREE,
 	    "a quarantined VF can be free");
+	ok(vf_of(p, "0000:e3:01.0")->view == PLACEMENT_VIEW_QUARANTINED &&
+	    vf_of(p, "0000:e3:00.6")->view == PLACEMENT_VIEW_DIRTY,
+	    "the view: quarantined wins over claimed");
+	ok(vf_of(p, "0000:e3:00.7")->rec != NULL &&
+	    vf_of(p, "0000:e3:00.4")->rec == NULL, "health records borrowed");
+	is_str(placement_view_name(PLACEMENT_NVIEWS), "unknown",
+	    "an out-of-range view has a name");
+}
+
+/* Each card's views sum to its VFs, and over the cards they give the
+ * host's counts: the per-VF states and the counts cannot disagree. */
+static void
+test_views(const struct placement *p)
+{
+	unsigned sum[PLACEMENT_NVIEWS] = { 0 }, used = 0, n;
+	size_t i, k;
+	bool ok_sum = true;
+
+	for (i = 0; i < p->ncards; i++) {
+		n = 0;
+		for (k = 0; k < PLACEMENT_NVIEWS; k++) {
+			n += p->cards[i].views[k];
+			sum[k] += p->cards[i].views[k];
+		}
+		ok_sum = ok_sum && n == p->cards[i].vfs;
+	}
+	ok(ok_sum, "every card's views sum to its VFs");
+	for (i = 0; i < p->inv->n; i++)
+		used += p->vf[i].state != PLACEMENT_FREE;
+	ok(sum[PLACEMENT_VIEW_QUARANTINED] == p->quarantined &&
+	    sum[PLACEMENT_VIEW_FREE] == p->allocatable && used == p->used,
+	    "quarantined and free views are the counts (%u %u)",
+	    sum[PLACEMENT_VIEW_QUARANTINED], sum[PLACEMENT_VIEW_FREE]);
+	ok(p->cards[0].views[PLACEMENT_VIEW_FREE] == 1 &&
+	    p->cards[0].views[PLACEMENT_VIEW_CLAIMED] == 1 &&
+	    p->cards[0].views[PLACEMENT_VIEW_DIRTY] == 1 &&
+	    p->cards[0].views[PLACEMENT_VIEW_QUARANTINED] == 2,
+	    "card A: free 1, claimed 1, dirty 1, quarantined 2");
+}
+
+/* The profiles by framebuffer: 1B (avail1 allocatable), 12Q (avail12). */
+static void
+test_profiles(const struct placement *p, unsigned avail1, unsigned avail12)
+{
+	struct placement_profile *ps;
+	size_t n = 99;
+
+	ps = placement_profiles(p, &n);
+	ok(ps != NULL && n == 2, "two profiles advertised (%zu)", n);
+	if (ps == NULL || n != 2)
+		abort();
+	is_str(ps[0].name, P1, "smaller framebuffer first");
+	ok(ps[0].framebuffer_mb == 1024 && ps[0].available == avail1 &&
+	    ps[1].framebuffer_mb == 12288 && ps[1].available == avail12,
+	    "available = allocatable VFs advertising it (%u, %u)",
+	    ps[0].available, ps[1].available);
+	free(ps);
 }
 
 static void
@@ -159,6 +219,7 @@ test_counts(const struct placement *p)
 	    !vf_of(p, "0000:e3:00.6")->allocatable, "which are allocatable");
 	ok(placement_profile_known(p, P12) && placement_profile_known(p, P1) &&
 	    !placement_profile_known(p, "NVIDIA L40S-48Q"), "offered profiles");
+	test_profiles(p, 1, 2);
 }
 
 static void
@@ -239,7 +300,110 @@ test_unavailable(const struct vf_inventory *inv, const struct claims *c)
 	ok(p.used == 6 && p.quarantined == 0 && p.allocatable == 0 &&
 	    p.cards[0].quarantined == 0, "fail closed: used as usual, "
 	    "nothing quarantined or allocatable");
+	test_profiles(&p, 0, 0);
 	placement_release(&p);
+}
+
+/* A health store of failures reported AGO seconds before NOW, per VF. */
+#define NOW 1800000000
+static void
+failures_at(struct health *h, const char *const vfs[][3], size_t n)
+{
+	struct vf_record *rec;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if ((rec = health_record_get(h, vfs[i][0])) == NULL)
+			abort();
+		rec->failures = calloc(2, sizeof(*rec->failures));
+		if (rec->failures == NULL)
+			abort();
+		rec->failures[0].instance_id = strdup("i-a");
+		rec->failures[0].assigned_at = strdup("a");
+		rec->failures[0].reported_at.tv_sec = NOW - atoi(vfs[i][1]);
+		rec->failures[1].instance_id = strdup("i-b");
+		rec->failures[1].assigned_at = strdup("b");
+		rec->failures[1].reported_at.tv_sec = NOW - atoi(vfs[i][2]);
+		rec->nfailures = 2;
+	}
+}
+
+/* The systemic rule on inv with failures (VF, age, age) per line. */
+static struct systemic
+systemic_of(const struct vf_inventory *inv, const struct claims *c,
+    const char *const vfs[][3], size_t n, unsigned window)
+{
+	const struct systemic_rule rule = { window, 2, 3 };
+	const struct timespec now = { NOW, 0 };
+	struct health h = { .threshold = 1000 };
+	struct placement p;
+	struct systemic s;
+
+	failures_at(&h, vfs, n);
+	if (placement_build(&p, inv, &h, c) == -1 ||
+	    systemic_check(&p, &rule, &now, &s) == -1)
+		abort();
+	placement_release(&p);
+	health_release(&h);
+	return s;
+}
+
+static void
+test_systemic(const struct vf_inventory *inv, const struct claims *c)
+{
+	static const char *const two_cards[][3] = {
+		{ "0000:e3:00.4", "9000", "100" }, { "0000:e4:00.4", "5", "7" }
+	};
+	static const char *const one_card[][3] = {
+		{ "0000:e3:00.4", "10", "9000" }, { "0000:e3:00.5", "20", "20" },
+		{ "0000:e3:00.6", "-30", "30" }
+	};
+	static const char *const old[][3] = {
+		{ "0000:e3:00.4", "3601", "9000" }, { "0000:e4:00.4", "3601",
+		"3601" }, { "0000:e4:00.5", "0", "3600" }
+	};
+	struct systemic s;
+
+	s = systemic_of(inv, c, two_cards, 2, 3600);
+	ok(s.suspected && s.vfs == 2 && s.cards == 2 && s.most == 1,
+	    "two recent VFs on two cards: suspected (the newest failure "
+	    "counts, in any order)");
+	is_str(s.reason, "failures on 2 VFs of 2 cards within 3600 s",
+	    "the reason");
+	s = systemic_of(inv, c, one_card, 2, 3600);
+	ok(!s.suspected && s.vfs == 2 && s.cards == 1 && s.reason[0] == '\0',
+	    "two recent VFs on one card: not suspected, no reason");
+	s = systemic_of(inv, c, one_card, 3, 3600);
+	ok(s.suspected && s.most == 3, "three on one card: suspected (a "
+	    "failure from the future counts)");
+	is_str(s.reason, "failures on 3 VFs of 1 card within 3600 s",
+	    "the reason, one card");
+	s = systemic_of(inv, c, old, 3, 3600);
+	ok(!s.suspected && s.vfs == 1, "failures older than the window "
+	    "do not count; exactly the window does");
+	s = systemic_of(inv, c, old, 3, 3601);
+	ok(s.suspected && s.vfs == 3, "a wider window counts them");
+}
+
+static void
+test_systemic_unknown(const struct vf_inventory *inv,
+    const struct claims *c)
+{
+	const struct systemic_rule rule = { 3600, 2, 3 };
+	const struct timespec now = { NOW, 0 };
+	struct conf conf;
+	struct placement p;
+	struct systemic s;
+
+	ok(placement_build(&p, inv, NULL, c) == 0 &&
+	    systemic_check(&p, &rule, &now, &s) == -1 && errno == ENODATA &&
+	    !s.suspected, "no health state: the rule cannot be applied");
+	placement_release(&p);
+	conf_defaults(&conf);
+	ok(systemic_rule_of(&conf).window == 3600 &&
+	    systemic_rule_of(&conf).cards == 2 &&
+	    systemic_rule_of(&conf).vfs == 3, "the rule's defaults");
+	ok(!systemic_recent(NULL, 3600, &now), "no record: not recent");
 }
 
 static void
@@ -275,11 +439,14 @@ main(void)
 	load(&inv, &h, &c);
 	ok(placement_build(&p, &inv, &h, &c) == 0, "placement built");
 	test_states(&p);
+	test_views(&p);
 	test_counts(&p);
 	test_cards(&p);
 	test_candidates(&p);
 	test_order();
 	test_unavailable(&inv, &c);
+	test_systemic(&inv, &c);
+	test_systemic_unknown(&inv, &c);
 	test_empty();
 	placement_release(&p);
 	sysfs_inventory_release(&inv);
