@@ -5,16 +5,22 @@
  *
  * Input: the VF inventory under SYSFS_ROOT, the health store and the
  * claims ledger, read under a shared store lock. Output: one JSON line
- *	{"gpu":{"mode":"vgpu","total_slots":...,"cards":[...]}}
- * ({} on a host without VFs), or the Prometheus text; on stdout, or with
- * --output written atomically with prom_write_textfile() (a temporary
- * file of its own, fsync, rename; mode 0644), so concurrent reports and
- * an unlocked reader such as node_exporter only ever see whole files.
+ *	{"gpu":{"mode":"vgpu","total_slots":...,"cards":[...],
+ *	"systemic_failure_suspected":false}}
+ * ({} on a host without VFs), with --vfs one line per VF
+ *	{"vf_address":...,"card":...,"state":"free|claimed|dirty|quarantined",...}
+ * or the Prometheus text; on stdout, or with --output written atomically
+ * with prom_write_textfile() (a temporary file of its own, fsync, rename;
+ * mode 0644), so concurrent reports and an unlocked reader such as
+ * node_exporter only ever see whole files. Every count and every VF's
+ * state come from one struct placement (placement.h), so they agree.
  * An unavailable store is reported in the output (fail closed:
- * nothing allocatable, "placement_disabled_reason"), not by the status.
+ * nothing allocatable, "placement_disabled_reason"; with --vfs
+ * "store_unavailable" on each line), not by the status.
  *
  * Exit codes: 0 reported (also while the store is unavailable); 64 usage;
- * 74 I/O error (VF inventory, output); 75 lock timeout; 78 configuration.
+ * 71 out of memory; 74 I/O error (VF inventory, output); 75 lock timeout;
+ * 78 configuration.
  */
 #include <errno.h>
 #include <limits.h>
@@ -33,7 +39,9 @@
 #include "prom.h"
 #include "sig.h"
 #include "store.h"
+#include "systemic.h"
 #include "sysfs.h"
+#include "timefmt.h"
 
 #define PROG "resources-report"
 #define CARD_NAME_MAX 256
@@ -41,16 +49,20 @@
 static const char usage[] =
     "usage: resources-report [-c FILE] [--data-dir DIR] [--sysfs-root DIR]\n"
     "                        [--lock-timeout S] [--log-level LEVEL]\n"
-    "                        [--format json|prometheus] [--output FILE]\n"
+    "                        [--format json|prometheus] [--vfs]\n"
+    "                        [--output FILE]\n"
     "\n"
     "Reports the host's vGPU capacity (slots, per profile, placement\n"
-    "disabled) as JSON or Prometheus gauges.\n"
+    "disabled, systemic failure) as JSON or Prometheus gauges, or the\n"
+    "state of each VF.\n"
     "\n"
     "Options:\n"
     CLI_HELP_HOST_OPTIONS
     "  --format json|prometheus\n"
     "                        the output format (default json); prometheus is\n"
     "                        for node_exporter's textfile collector\n"
+    "  --vfs                 one JSON line per VF (free, claimed, dirty or\n"
+    "                        quarantined) instead of the capacity object\n"
     "  --output FILE         write FILE atomically (mode 0644) instead of\n"
     "                        standard output\n"
     "  -h, --help            print this help and exit\n"
@@ -58,13 +70,8 @@ static const char usage[] =
 
 enum {
 	OPT_FORMAT = CLI_OPT_FIRST_FREE,
-	OPT_OUTPUT
-};
-
-struct profile_stat {
-	const char *name;		/* borrowed from the inventory */
-	unsigned framebuffer_mb;
-	unsigned available;
+	OPT_OUTPUT,
+	OPT_VFS
 };
 
 struct name_cache {
@@ -77,22 +84,23 @@ struct run {
 	struct cli cli;
 	struct conf conf;
 	bool prometheus;
+	bool vfs;			/* --vfs */
 	const char *output;
 	struct store store;
 	struct health health;
 	struct claims claims;
 	bool available;			/* both files loaded */
-	char reason[1200];		/* placement_disabled_reason */
+	char why[PATH_MAX + 128];	/* why not ("VF health state
+					   unavailable: " WHY) */
 	struct vf_inventory inv;
 	struct placement pl;
-	struct profile_stat *profiles;
+	struct systemic sys;		/* only while available */
+	struct placement_profile *profiles;	/* owned */
 	size_t nprofiles;
 	struct name_cache *names;	/* one per card at most */
 	size_t nnames;
 };
 
-/* Static so that die() leaves every allocation reachable for LSan. */
-static struct run run;
 static void
 parse_args(int argc, char **argv, struct run *r)
 {
@@ -100,6 +108,7 @@ parse_args(int argc, char **argv, struct run *r)
 		CLI_COMMON_OPTIONS,
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "output", required_argument, NULL, OPT_OUTPUT },
+		{ "vfs", no_argument, NULL, OPT_VFS },
 		{ 0 }
 	};
 	int c;
@@ -119,118 +128,128 @@ parse_args(int argc, char **argv, struct run *r)
 				cli_usage_error(&r->cli, "--output: empty path");
 			r->output = optarg;
 			break;
+		case OPT_VFS:
+			r->vfs = true;
+			break;
 		default:
 			cli_bad_option(&r->cli, argv);
 		}
 	}
 	if (optind < argc)
 		cli_usage_error(&r->cli, "unexpected argument");
+	if (r->vfs && r->prometheus)
+		cli_usage_error(&r->cli, "--vfs: JSON lines only (--format "
+		    "prometheus has the per-VF gauges)");
 }
 
-static void
+/*
+ * Marks the store unavailable and keeps why (cut to fit: both reasons,
+ * the store's and a lock's, are shorter); 0, or 71 when the load ran out
+ * of memory: an OS error, never "unavailable" (SPEC 2.2).
+ */
+static int
 unavailable(struct run *r, const char *why)
 {
-	cli_die_nomem(&r->store);
+	size_t n = strnlen(why, sizeof(r->why) - 1);
+
+	if (r->store.nomem)
+		return log_fail(EX_OSERR, "out of memory", "{s:s}", "error",
+		    r->store.why);
 	r->available = false;
-	snprintf(r->reason, sizeof(r->reason),
-	    "VF health state unavailable: %s", why);
+	memcpy(r->why, why, n);
+	r->why[n] = '\0';
 	log_msg(LVL_WARN, "VF health state unavailable; placement disabled",
 	    "{s:s}", "error", why);
+	return 0;
+}
+
+/* The shared lock: 0 with *held, or the store unavailable (0, !*held),
+ * or an exit code (75 timeout). */
+static int
+lock_store(struct run *r, bool *held)
+{
+	char why[PATH_MAX + 128];
+
+	*held = store_lock(&r->store, false, r->cli.lock_timeout) == 0;
+	if (*held)
+		return 0;
+	if (errno == EWOULDBLOCK)
+		return log_fail(EX_TEMPFAIL, "timed out waiting for the store "
+		    "lock", "{s:s}", "path", r->store.lock_path);
+	if (r->store.unavailable)
+		return unavailable(r, r->store.why);
+	if (io_pathf(why, sizeof(why), "lock %s: %s", r->store.lock_path,
+	    strerror(errno)) == -1)
+		log_msg(LVL_DEBUG, "lock failure reason cut", NULL);
+	return unavailable(r, why);
+}
+
+/* The two files, under the lock; a file that does not load makes the
+ * store unavailable (0), running out of memory is 71. */
+static int
+load_files(struct run *r)
+{
+	bool held;
+	int code;
+
+	r->available = true;
+	if ((code = lock_store(r, &held)) != 0)
+		return code;
+	if (held && health_load(&r->store, &r->health,
+	    r->conf.threshold) == -1 && unavailable(r, r->store.why) != 0)
+		return EX_OSERR;
+	if (claims_load(&r->store, &r->claims) == -1 && r->available &&
+	    unavailable(r, r->store.why) != 0)
+		return EX_OSERR;
+	return 0;
 }
 
 /* Loads both files and the inventory under a shared lock. */
-static void
+static int
 load_state(struct run *r)
 {
-	char why[PATH_MAX + 128];
 	size_t skipped = 0;
+	int code;
 
 	if (store_init(&r->store, r->conf.data_dir) == -1)
-		die(EX_USAGE, "data dir path too long", NULL);
-	r->available = true;
-	if (store_lock(&r->store, false, r->cli.lock_timeout) == -1) {
-		if (errno == EWOULDBLOCK)
-			die(EX_TEMPFAIL, "timed out waiting for the store lock",
-			    "{s:s}", "path", r->store.lock_path);
-		if (r->store.unavailable)
-			snprintf(why, sizeof(why), "%s", r->store.why);
-		else
-			snprintf(why, sizeof(why), "lock %s: %s",
-			    r->store.lock_path, strerror(errno));
-		unavailable(r, why);
-	} else if (health_load(&r->store, &r->health,
-	    r->conf.threshold) == -1) {
-		unavailable(r, r->store.why);
-	}
-	if (claims_load(&r->store, &r->claims) == -1 && r->available)
-		unavailable(r, r->store.why);
-	if (sysfs_inventory(r->conf.sysfs_root, &r->inv, &skipped) == -1)
-		die(EX_IOERR, "cannot list VFs", "{s:s, s:s}", "sysfs_root",
-		    r->conf.sysfs_root, "error", strerror(errno));
+		return log_fail(EX_USAGE, "data dir path too long", NULL);
+	code = load_files(r);
+	if (code == 0 && sysfs_inventory(r->conf.sysfs_root, &r->inv,
+	    &skipped) == -1)
+		code = log_fail(EX_IOERR, "cannot list VFs", "{s:s, s:s}",
+		    "sysfs_root", r->conf.sysfs_root, "error", strerror(errno));
 	store_unlock(&r->store);
 	if (skipped > 0)
 		log_msg(LVL_WARN, "skipping unreadable VFs", "{s:i}", "count",
 		    (int)skipped);
+	return code;
 }
 
-static struct profile_stat *
-profile_of(struct run *r, const struct vgpu_type *t)
-{
-	size_t i;
-
-	for (i = 0; i < r->nprofiles; i++)
-		if (strcmp(r->profiles[i].name, t->name) == 0)
-			return &r->profiles[i];
-	r->profiles[r->nprofiles].name = t->name;
-	r->profiles[r->nprofiles].framebuffer_mb = t->framebuffer_mb;
-	return &r->profiles[r->nprofiles++];
-}
-
-static size_t
-count_types(const struct vf_inventory *inv)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < inv->n; i++)
-		n += inv->v[i].ntypes;
-	return n;
-}
-
+/* Classifies every VF (the placement rule), sums up the profiles and
+ * applies the systemic-failure rule. 0 or 71. */
 static int
-profile_cmp(const void *pa, const void *pb)
-{
-	const struct profile_stat *a = pa, *b = pb;
-
-	if (a->framebuffer_mb != b->framebuffer_mb)
-		return a->framebuffer_mb < b->framebuffer_mb ? -1 : 1;
-	return strcmp(a->name, b->name);
-}
-
-static void
 tally(struct run *r)
 {
-	const struct placement_vf *v;
-	size_t i, j;
+	const struct systemic_rule rule = systemic_rule_of(&r->conf);
+	struct timespec now;
 
 	r->names = calloc(r->inv.n ? r->inv.n : 1, sizeof(*r->names));
-	r->profiles = calloc(count_types(&r->inv) + 1, sizeof(*r->profiles));
-	if (r->names == NULL || r->profiles == NULL ||
-	    placement_build(&r->pl, &r->inv, r->available ? &r->health : NULL,
-	    &r->claims) == -1)
-		die(EX_OSERR, "out of memory", NULL);
-	for (i = 0; i < r->inv.n; i++) {
-		v = &r->pl.vf[i];
-		for (j = 0; j < v->vi->ntypes; j++)
-			profile_of(r, &v->vi->types[j])->available +=
-			    v->allocatable;
-	}
-	qsort(r->profiles, r->nprofiles, sizeof(*r->profiles), profile_cmp);
+	if (r->names == NULL || placement_build(&r->pl, &r->inv,
+	    r->available ? &r->health : NULL, &r->claims) == -1 ||
+	    (r->profiles = placement_profiles(&r->pl, &r->nprofiles)) == NULL)
+		return log_fail(EX_OSERR, "out of memory", NULL);
+	timefmt_now(&now);
+	if (r->available && systemic_check(&r->pl, &rule, &now,
+	    &r->sys) == -1)
+		return log_fail(EX_SOFTWARE, "systemic check without the "
+		    "health state", NULL);
+	return 0;
 }
 
 static json_t *
 profiles_json(const struct run *r)
 {
-	const struct profile_stat *ps;
+	const struct placement_profile *ps;
 	json_t *a = json_array();
 	size_t i;
 
@@ -248,7 +267,6 @@ static int
 card_ident(const struct run *r, const char *addr, char *key, size_t len)
 {
 	char path[PATH_MAX], vendor[16], device[16];
-	int n;
 
 	if (sysfs_vf_path(r->conf.sysfs_root, addr, "vendor", path,
 	    sizeof(path)) == -1 || io_read_attr(path, vendor,
@@ -256,8 +274,7 @@ card_ident(const struct run *r, const char *addr, char *key, size_t len)
 	    "device", path, sizeof(path)) == -1 || io_read_attr(path, device,
 	    sizeof(device)) == -1)
 		return -1;
-	n = snprintf(key, len, "%s:%s", vendor, device);
-	return n < 0 || (size_t)n >= len ? -1 : 0;
+	return io_pathf(key, len, "%s:%s", vendor, device);
 }
 
 /*
@@ -301,6 +318,19 @@ card_json(struct run *r, const struct placement_card *cs)
 	return o;
 }
 
+/* SPEC 4.5's systemic flag, known only while the store is available. */
+static void
+systemic_json(const struct run *r, json_t *gpu)
+{
+	if (!r->available)
+		return;
+	json_object_set_new(gpu, "systemic_failure_suspected",
+	    json_boolean(r->sys.suspected));
+	if (r->sys.suspected)
+		json_object_set_new(gpu, "systemic_reason",
+		    json_string(r->sys.reason));
+}
+
 static json_t *
 report_json(struct run *r)
 {
@@ -322,10 +352,66 @@ report_json(struct run *r)
 	for (i = 0; cards != NULL && i < r->pl.ncards; i++)
 		json_array_append_new(cards, card_json(r, &r->pl.cards[i]));
 	json_object_set_new(gpu, "cards", cards);
+	systemic_json(r, gpu);
 	if (!r->available)
 		json_object_set_new(gpu, "placement_disabled_reason",
-		    json_string(r->reason));
+		    json_sprintf("VF health state unavailable: %s", r->why));
 	return json_pack("{s:o}", "gpu", gpu);
+}
+
+/* Sets key to the timestamp ts (a stored one: always formattable). */
+static void
+set_time(json_t *o, const char *key, const struct timespec *ts)
+{
+	char buf[TIMEFMT_MAX];
+
+	if (timefmt_format(ts, buf, sizeof(buf)) == 0)
+		json_object_set_new(o, key, json_string(buf));
+}
+
+/* One --vfs line: what placement decided about v; absent fields left
+ * out. New reference, or NULL. */
+static json_t *
+vf_json(const struct run *r, const struct placement_vf *v)
+{
+	const struct vf_record *rec = v->rec;
+	json_t *o = json_pack("{s:s}", "vf_address", v->vi->addr);
+
+	if (o == NULL)
+		return NULL;
+	if (v->vi->card[0] != '\0')
+		json_object_set_new(o, "card", json_string(v->vi->card));
+	json_object_set_new(o, "state", json_string(placement_state_name(v)));
+	if (v->claim != NULL)
+		json_object_set_new(o, "instance_id",
+		    json_string(v->claim->instance_id));
+	if (v->vi->current_type != 0)
+		json_object_set_new(o, "current_type",
+		    json_sprintf("%u", v->vi->current_type));
+	if (rec != NULL && rec->nfailures > 0)
+		json_object_set_new(o, "failures",
+		    json_integer((json_int_t)rec->nfailures));
+	if (v->quarantined && rec->quarantined)
+		set_time(o, "quarantined_at", &rec->quarantined_at);
+	if (!r->available)
+		json_object_set_new(o, "store_unavailable", json_true());
+	return o;
+}
+
+/* Appends o as one compact line to b and drops o. */
+static void
+put_line(struct obuf *b, json_t *o)
+{
+	char *text = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
+
+	json_decref(o);
+	if (text == NULL) {
+		b->failed = true;
+		return;
+	}
+	obuf_str(b, text);
+	obuf_put(b, "\n", 1);
+	free(text);
 }
 
 static void
@@ -336,9 +422,9 @@ prom_gauge(struct prom *p, const char *name, const char *help,
 	prom_sample(p, name, NULL, value);
 }
 
-/* The gauges of SPEC.md 4.5; zeros on a host without VFs. */
+/* The capacity gauges of SPEC.md 4.5; zeros on a host without VFs. */
 static void
-report_prom(const struct run *r, struct prom *p)
+capacity_prom(const struct run *r, struct prom *p)
 {
 	static const char slots[] = "hypeman_resources_gpu_slots";
 	static const char prof[] = "hypeman_resources_gpu_profile_slots";
@@ -373,57 +459,121 @@ report_prom(const struct run *r, struct prom *p)
 	    !r->available);
 }
 
-/* Writes text to stdout, or atomically to --output (mode 0644, so the
- * node_exporter user can read it). */
+/* A VF worth a series of its own: quarantined, dirty or failed. */
+static bool
+vf_notable(const struct placement_vf *v)
+{
+	return v->quarantined || v->state == PLACEMENT_DIRTY ||
+	    (v->rec != NULL && v->rec->nfailures > 0);
+}
+
+/* One family of per-VF series, present only when it has a sample. */
 static void
+vf_family(const struct run *r, struct prom *p, const char *name,
+    const char *help, bool failures)
+{
+	const struct placement_vf *v;
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < r->inv.n; i++) {
+		v = &r->pl.vf[i];
+		if (!vf_notable(v))
+			continue;
+		if (!any)
+			prom_family(p, name, "gauge", help);
+		any = true;
+		prom_sample(p, name, (const char *[]){ "vf", v->vi->addr,
+		    "card", v->vi->card, NULL }, failures ? (v->rec != NULL ?
+		    (double)v->rec->nfailures : 0) : v->quarantined);
+	}
+}
+
+/* The per-VF and per-card gauges, build_info and the systemic flag. */
+static void
+vfs_prom(const struct run *r, struct prom *p)
+{
+	static const char cv[] = "vfsentinel_card_vfs";
+	const struct placement_card *cs;
+	size_t i, k;
+
+	vf_family(r, p, "vfsentinel_vf_quarantined", "1 if the VF is "
+	    "quarantined; for VFs that are quarantined, dirty or have "
+	    "failures.", false);
+	vf_family(r, p, "vfsentinel_vf_failures", "Failed assignments "
+	    "recorded for the VF (0 while the health state is unavailable).",
+	    true);
+	if (r->pl.ncards > 0)
+		prom_family(p, cv, "gauge", "VFs of each card by state "
+		    "(resources-report --vfs); the states sum to its VFs.");
+	for (i = 0; i < r->pl.ncards; i++) {
+		cs = &r->pl.cards[i];
+		for (k = 0; k < PLACEMENT_NVIEWS; k++)
+			prom_sample(p, cv, (const char *[]){ "card", cs->addr,
+			    "state", placement_view_name(k), NULL },
+			    cs->views[k]);
+	}
+	prom_family(p, "vfsentinel_build_info", "gauge", "Always 1; the "
+	    "version of vfsentinel that wrote this file.");
+	prom_sample(p, "vfsentinel_build_info", (const char *[]){ "version",
+	    VFS_VERSION, NULL }, 1);
+	prom_gauge(p, "vfsentinel_systemic_failure_suspected", "1 while "
+	    "recent failures span recovery.systemic_cards cards or "
+	    "recovery.systemic_vfs VFs of one card (0 while unknown).",
+	    r->sys.suspected);
+}
+
+/* Writes text to stdout, or atomically to --output (mode 0644, so the
+ * node_exporter user can read it). 0 or 74. */
+static int
 write_out(const struct run *r, const char *text, size_t len)
 {
 	if (r->output == NULL) {
 		if (fwrite(text, 1, len, stdout) != len ||
 		    fflush(stdout) == EOF)
-			die(EX_IOERR, "write stdout failed", "{s:s}", "error",
-			    strerror(errno));
-		return;
+			return log_fail(EX_IOERR, "write stdout failed",
+			    "{s:s}", "error", strerror(errno));
+		return 0;
 	}
 	if (prom_write_textfile(r->output, text, len) == -1)
-		die(EX_IOERR, "cannot write the report", "{s:s, s:s}",
-		    "path", r->output, "error", strerror(errno));
+		return log_fail(EX_IOERR, "cannot write the report",
+		    "{s:s, s:s}", "path", r->output, "error", strerror(errno));
+	return 0;
 }
 
+/* The report in its format into b. */
 static void
-emit_json(struct run *r)
-{
-	json_t *o = report_json(r);
-	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-	size_t len = text ? strlen(text) : 0;
-	char *line = text ? realloc(text, len + 2) : NULL;
-
-	json_decref(o);
-	if (line == NULL) {
-		free(text);
-		die(EX_OSERR, "out of memory", NULL);
-	}
-	line[len++] = '\n';
-	line[len] = '\0';
-	write_out(r, line, len);
-	free(line);
-}
-
-static void
-emit_prom(const struct run *r)
+render(struct run *r, struct obuf *b)
 {
 	struct prom p;
-	const char *text;
-	size_t len;
+	size_t i;
 
-	prom_init(&p);
-	report_prom(r, &p);
-	if ((text = prom_finish(&p, &len)) == NULL) {
-		prom_release(&p);
-		die(EX_OSERR, "out of memory", NULL);
-	}
-	write_out(r, text, len);
-	prom_release(&p);
+	if (r->prometheus) {
+		prom_init(&p);
+		capacity_prom(r, &p);
+		vfs_prom(r, &p);
+		*b = p.out;		/* the text moves to b */
+	} else if (r->vfs) {
+		for (i = 0; i < r->inv.n; i++)
+			put_line(b, vf_json(r, &r->pl.vf[i]));
+	} else
+		put_line(b, report_json(r));
+}
+
+static int
+emit(struct run *r)
+{
+	struct obuf b = { 0 };
+	char *text;
+	size_t len;
+	int code;
+
+	render(r, &b);
+	if ((text = obuf_finish(&b, &len)) == NULL)
+		return log_fail(EX_OSERR, "out of memory", NULL);
+	code = write_out(r, text, len);
+	free(text);
+	return code;
 }
 
 static void
@@ -440,21 +590,20 @@ release(struct run *r)
 int
 main(int argc, char **argv)
 {
-	struct run *r = &run;
+	struct run r = { 0 };
+	int code;
 
 	cli_start(PROG);
-	parse_args(argc, argv, r);
-	cli_finish(&r->cli, &r->conf);
+	parse_args(argc, argv, &r);
+	cli_finish(&r.cli, &r.conf);
 	/* A report, once started, is finished: SIGTERM/SIGINT only set a
 	 * flag (runit's TERM never leaves a half-written textfile behind). */
 	cli_stop_signals(true);
-	load_state(r);
-	tally(r);
-	if (r->prometheus)
-		emit_prom(r);
-	else
-		emit_json(r);
-	release(r);
+	if ((code = load_state(&r)) == 0 && (code = tally(&r)) == 0)
+		code = emit(&r);
+	release(&r);
+	if (code != 0)
+		return code;
 	if (sig_stop)
 		log_msg(LVL_INFO, "finished the report before stopping", NULL);
 	cli_close_stdout();

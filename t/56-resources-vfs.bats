@@ -1,0 +1,267 @@
+#!/usr/bin/env bats
+# resources-report --vfs, the per-VF and per-card gauges and the
+# systemic-failure flag (SPEC.md 4.5): one line per VF with the state the
+# shared placement rule gives it, and counts that agree with those lines.
+# The jq, awk and bash -c scripts are in single quotes on purpose (their
+# $names are theirs); bats' run sets $stderr.
+# shellcheck disable=SC2016,SC2154
+
+load helpers
+load lib/placement
+
+A=0000:e3:00.0
+B=0000:e4:00.0
+
+setup() {
+	vfs_setup
+}
+
+# failed_ago VF AGE...: a record of VF with one failure per AGE, each
+# reported AGE seconds ago (distinct assignments), no quarantined_at.
+failed_ago() {
+	local vf=$1
+	shift
+	_store_edit "$DATA/gpu/vf-health.json" records \
+	    '.records = ([.records[] | select(.vf_address != $vf)] +
+	    [{vf_address: $vf, failures: [$ages | split(" ") | to_entries[] |
+	    {instance_id: "i-f\(.key)", assigned_at: "2026-08-20T15:00:0\(.key)Z",
+	    reported_at: (now - (.value | tonumber) | floor | todate)}]}]
+	    | sort_by(.vf_address))' --arg vf "$vf" --arg ages "$*"
+}
+
+# five_states: card A with a VF in each state of --vfs. .4 free with one
+# failure, .5 claimed (allocated 1160), .6 dirty (1161, no claim), .7
+# quarantined by hand, 01.0 claimed and quarantined; card B: .4 free.
+five_states() {
+	mk_card "$SYSFS" $A
+	mk_card "$SYSFS" $B
+	mk_vf "$SYSFS" $A 0000:e3:00.4
+	mk_vf "$SYSFS" $A 0000:e3:00.5 1160
+	mk_vf "$SYSFS" $A 0000:e3:00.6 1161
+	mk_vf "$SYSFS" $A 0000:e3:00.7
+	mk_vf "$SYSFS" $A 0000:e3:01.0
+	mk_vf "$SYSFS" $B 0000:e4:00.4
+	record_failures 0000:e3:00.4 1
+	claim 0000:e3:00.5 i-5
+	quarantine 0000:e3:00.7 0000:e3:01.0
+	claim 0000:e3:01.0 i-10
+}
+
+# random_states SEED: random_host of t/55 in small: 1-3 cards of 1-6
+# VFs, each free, claimed, dirty, quarantined, failed or a mix.
+random_states() {
+	local c n vf pf bus
+	RANDOM=$1
+	for ((c = 0; c < 1 + RANDOM % 3; c++)); do
+		bus=$(printf '%02x' $((0x40 + c)))
+		pf=0000:$bus:00.0
+		mk_card "$SYSFS" "$pf"
+		for ((n = 1; n <= 1 + RANDOM % 6; n++)); do
+			vf=0000:$bus:00.$n
+			if ((RANDOM % 4 == 0)); then
+				mk_vf "$SYSFS" "$pf" "$vf" 1161
+			else
+				mk_vf "$SYSFS" "$pf" "$vf"
+			fi
+			case $((RANDOM % 6)) in
+			0) claim "$vf" "i-$vf" ;;
+			1) quarantine "$vf" ;;
+			2) record_failures "$vf" 2 ;;
+			3) record_failures "$vf" 1 ;;
+			4) claim "$vf" "i-$vf"; quarantine "$vf" ;;
+			esac
+		done
+	done
+}
+
+@test "--vfs: one line per VF, each state, absent fields omitted" {
+	five_states
+	run -0 --separate-stderr report --vfs
+	assert_equal "$stderr" ""
+	assert_equal "${#lines[@]}" 6
+	assert_line -n 0 '{"vf_address":"0000:e3:00.4","card":"0000:e3:00.0","state":"free","failures":1}'
+	assert_line -n 1 '{"vf_address":"0000:e3:00.5","card":"0000:e3:00.0","state":"claimed","instance_id":"i-5","current_type":"1160"}'
+	assert_line -n 2 '{"vf_address":"0000:e3:00.6","card":"0000:e3:00.0","state":"dirty","current_type":"1161"}'
+	assert_line -n 3 '{"vf_address":"0000:e3:00.7","card":"0000:e3:00.0","state":"quarantined","quarantined_at":"2026-08-20T16:00:29.5Z"}'
+	assert_line -n 4 '{"vf_address":"0000:e3:01.0","card":"0000:e3:00.0","state":"quarantined","instance_id":"i-10","quarantined_at":"2026-08-20T16:00:29.5Z"}'
+	assert_line -n 5 '{"vf_address":"0000:e4:00.4","card":"0000:e4:00.0","state":"free"}'
+}
+
+@test "--vfs: a VF quarantined by its failures shows them and the quarantine time" {
+	five_states
+	record_failures 0000:e3:00.4 2
+	run -0 --separate-stderr report --vfs
+	run -0 jq -c 'select(.vf_address == "0000:e3:00.4") | [.state, .failures, (.quarantined_at | type)]' <<<"$output"
+	assert_output '["quarantined",2,"string"]'
+}
+
+@test "--vfs: the per-VF states agree with the capacity counts, on random hosts" {
+	local seed rep vfs
+	for seed in 3 17 29 44 58 71; do
+		rm -rf "$SYSFS" "$DATA"
+		mkdir -p "$SYSFS/sys/bus/pci/devices" "$DATA/gpu"
+		random_states "$seed"
+		rep=$(report 2>/dev/null)
+		vfs=$(report --vfs 2>/dev/null)
+		run -0 jq -sc '[length,
+		    ([.[] | select(.instance_id or .current_type)] | length),
+		    ([.[] | select(.state == "free")] | length),
+		    ([.[] | select(.state == "quarantined")] | length)]' <<<"$vfs"
+		echo "seed $seed: $output"
+		assert_equal "$output" "$(jq -c '[.gpu.total_slots, .gpu.used_slots,
+		    .gpu.allocatable_slots, .gpu.quarantined_slots]' <<<"$rep")"
+	done
+}
+
+@test "--vfs with the store unavailable: sysfs and claims, no quarantine, store_unavailable, exit 0" {
+	five_states
+	printf '{"version":1,"records":' >"$DATA/gpu/vf-health.json"
+	run -0 --separate-stderr report --vfs
+	[[ "$stderr" == *'"level":"warn"'*'placement disabled'* ]]
+	run -0 jq -sc 'map([.vf_address[8:], .state, .instance_id, .store_unavailable, has("failures"), has("quarantined_at")])' <<<"$output"
+	assert_output '[["00.4","free",null,true,false,false],["00.5","claimed","i-5",true,false,false],["00.6","dirty",null,true,false,false],["00.7","free",null,true,false,false],["01.0","claimed","i-10",true,false,false],["00.4","free",null,true,false,false]]'
+}
+
+@test "--vfs: no VFs prints nothing; with prometheus it is a usage error; a full stdout is 74" {
+	mk_card "$SYSFS" $A
+	run -0 --separate-stderr report --vfs
+	assert_output ''
+	run -64 --separate-stderr report --vfs --format prometheus
+	assert_output ''
+	[[ "$stderr" == *'--vfs'* ]]
+	five_states
+	run -74 --separate-stderr bash -c 'resources-report --sysfs-root "$SYSFS" --data-dir "$DATA" --vfs >/dev/full'
+	report --vfs --output "$T/vfs.jsonl"
+	run -0 jq -s length "$T/vfs.jsonl"
+	assert_output 6
+}
+
+@test "prometheus: per-VF gauges for quarantined, dirty or failed VFs only" {
+	five_states
+	run -0 --separate-stderr report --format prometheus
+	run -0 grep -E '^vfsentinel_vf_(quarantined|failures)\{' <<<"$output"
+	assert_equal "${#lines[@]}" 8
+	assert_line 'vfsentinel_vf_quarantined{vf="0000:e3:00.4",card="0000:e3:00.0"} 0'
+	assert_line 'vfsentinel_vf_failures{vf="0000:e3:00.4",card="0000:e3:00.0"} 1'
+	assert_line 'vfsentinel_vf_quarantined{vf="0000:e3:00.6",card="0000:e3:00.0"} 0'
+	assert_line 'vfsentinel_vf_failures{vf="0000:e3:00.6",card="0000:e3:00.0"} 0'
+	assert_line 'vfsentinel_vf_quarantined{vf="0000:e3:00.7",card="0000:e3:00.0"} 1'
+	assert_line 'vfsentinel_vf_quarantined{vf="0000:e3:01.0",card="0000:e3:00.0"} 1'
+	refute_line --partial '0000:e3:00.5'
+	refute_line --partial '0000:e4:00.4'
+}
+
+@test "prometheus: vfsentinel_card_vfs has the four states of each card, summing to its VFs" {
+	five_states
+	run -0 --separate-stderr report --format prometheus
+	run -0 grep '^vfsentinel_card_vfs{' <<<"$output"
+	assert_equal "${#lines[@]}" 8
+	assert_line 'vfsentinel_card_vfs{card="0000:e3:00.0",state="free"} 1'
+	assert_line 'vfsentinel_card_vfs{card="0000:e3:00.0",state="claimed"} 1'
+	assert_line 'vfsentinel_card_vfs{card="0000:e3:00.0",state="dirty"} 1'
+	assert_line 'vfsentinel_card_vfs{card="0000:e3:00.0",state="quarantined"} 2'
+	assert_line 'vfsentinel_card_vfs{card="0000:e4:00.0",state="free"} 1'
+	assert_line 'vfsentinel_card_vfs{card="0000:e4:00.0",state="claimed"} 0'
+	assert_line 'vfsentinel_card_vfs{card="0000:e4:00.0",state="dirty"} 0'
+	assert_line 'vfsentinel_card_vfs{card="0000:e4:00.0",state="quarantined"} 0'
+}
+
+@test "prometheus: the card gauges sum to each card's VFs and the --vfs lines, on random hosts" {
+	local seed want
+	for seed in 5 19 33; do
+		rm -rf "$SYSFS" "$DATA"
+		mkdir -p "$SYSFS/sys/bus/pci/devices" "$DATA/gpu"
+		random_states "$seed"
+		want=$(report 2>/dev/null | jq -r '.gpu.cards[] | "\(.address) \(.vfs)"')
+		[ -n "$want" ]
+		run -0 jq -rs 'group_by(.card)[] | "\(.[0].card) \(length)"' \
+		    <<<"$(report --vfs 2>/dev/null)"
+		assert_equal "$output" "$want"
+		report --format prometheus >"$T/r.prom" 2>/dev/null
+		run -0 awk '/^vfsentinel_card_vfs\{/ { split($1, f, "\""); n[f[2]] += $2 }
+		    END { for (c in n) print c, n[c] }' "$T/r.prom"
+		assert_equal "$(sort <<<"$output")" "$want"
+	done
+}
+
+@test "prometheus: build_info, the systemic gauge, and promtool passes" {
+	need_tool promtool
+	five_states
+	failed_ago 0000:e3:00.6 60
+	run -0 --separate-stderr report --format prometheus
+	printf '%s\n' "$output" >"$T/r.prom"
+	assert_line 'hypeman_instances_vgpu_vf_health_store_unavailable 0'
+	assert_line 'vfsentinel_vf_failures{vf="0000:e3:00.6",card="0000:e3:00.0"} 1'
+	assert_line 'vfsentinel_build_info{version="0.1.0"} 1'
+	assert_line 'vfsentinel_systemic_failure_suspected 0'
+	assert_line '# TYPE vfsentinel_vf_quarantined gauge'
+	assert_line '# TYPE vfsentinel_card_vfs gauge'
+	run -0 "$VFS_TOOLS/promtool" check metrics <"$T/r.prom"
+	[ -z "$(dup_series "$T/r.prom")" ]
+	run -0 grep -c '^# HELP vfsentinel_' "$T/r.prom"
+	assert_output 5
+}
+
+@test "systemic: failures within the window on two cards set the flag" {
+	five_states
+	failed_ago 0000:e3:00.6 100
+	failed_ago 0000:e4:00.4 5000 200
+	run -0 --separate-stderr report
+	run -0 jq -c '.gpu | [.systemic_failure_suspected, .systemic_reason]' <<<"$output"
+	assert_output '[true,"failures on 2 VFs of 2 cards within 3600 s"]'
+	run -0 --separate-stderr report --format prometheus
+	assert_line 'vfsentinel_systemic_failure_suspected 1'
+}
+
+@test "systemic: three VFs on one card set the flag, two do not" {
+	five_states
+	failed_ago 0000:e3:00.4 10
+	failed_ago 0000:e3:00.6 20
+	run -0 --separate-stderr report
+	run -0 jq -c '.gpu | [.systemic_failure_suspected, has("systemic_reason")]' <<<"$output"
+	assert_output '[false,false]'
+	failed_ago 0000:e3:00.7 30 40
+	run -0 --separate-stderr report
+	run -0 jq -c '.gpu | [.systemic_failure_suspected, .systemic_reason]' <<<"$output"
+	assert_output '[true,"failures on 3 VFs of 1 card within 3600 s"]'
+}
+
+@test "systemic: failures older than the window are ignored; the recovery.* keys move the rule" {
+	five_states
+	failed_ago 0000:e3:00.6 4000
+	failed_ago 0000:e4:00.4 3700
+	run -0 --separate-stderr report
+	run -0 jq -c '.gpu.systemic_failure_suspected' <<<"$output"
+	assert_output false
+	echo 'recovery.systemic_window = 7200' >"$VFSENTINEL_CONF"
+	run -0 --separate-stderr report
+	run -0 jq -r '.gpu.systemic_reason' <<<"$output"
+	assert_output 'failures on 2 VFs of 2 cards within 7200 s'
+	printf 'recovery.systemic_window = 7200\nrecovery.systemic_cards = 3\n' >"$VFSENTINEL_CONF"
+	run -0 --separate-stderr report
+	run -0 jq -c '.gpu.systemic_failure_suspected' <<<"$output"
+	assert_output false
+	printf 'recovery.systemic_window = 7200\nrecovery.systemic_cards = 3\nrecovery.systemic_vfs = 1\n' >"$VFSENTINEL_CONF"
+	run -0 --separate-stderr report
+	run -0 jq -r '.gpu.systemic_reason' <<<"$output"
+	assert_output 'failures on 2 VFs of 2 cards within 7200 s'
+	echo 'recovery.systemic_cards = 0' >"$VFSENTINEL_CONF"
+	run -78 --separate-stderr report
+	[[ "$stderr" == *'recovery.systemic_cards'* ]]
+}
+
+@test "systemic: absent while the store is unavailable, and on a host without VFs" {
+	five_states
+	failed_ago 0000:e3:00.6 10
+	failed_ago 0000:e4:00.4 10
+	printf '{"version":1,"claims":' >"$DATA/gpu/vf-claims.json"
+	run -0 --separate-stderr report
+	run -0 jq -c '.gpu | [has("systemic_failure_suspected"), has("placement_disabled_reason")]' <<<"$output"
+	assert_output '[false,true]'
+	run -0 --separate-stderr report --format prometheus
+	assert_line 'vfsentinel_systemic_failure_suspected 0'
+	rm -rf "$SYSFS/sys/bus/pci/devices"/*
+	rm "$DATA/gpu/vf-claims.json"
+	run -0 --separate-stderr report
+	assert_output '{}'
+}
