@@ -141,23 +141,22 @@ parse_vf(struct run *r, const char *arg)
 	die(EX_DATAERR, why, NULL);
 }
 
+static const struct option opts[] = {
+	CLI_COMMON_OPTIONS,
+	{ "profile", required_argument, NULL, OPT_PROFILE },
+	{ "claim", required_argument, NULL, OPT_CLAIM },
+	{ "vsock", required_argument, NULL, OPT_VSOCK },
+	{ "control-socket", required_argument, NULL, OPT_CONTROL_SOCKET },
+	{ "configure", no_argument, NULL, OPT_CONFIGURE },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "vf", required_argument, NULL, OPT_VF },
+	{ "include-quarantined", no_argument, NULL, OPT_INCLUDE_QUARANTINED },
+	{ 0 }
+};
+
 static void
 parse_args(int argc, char **argv, struct run *r)
 {
-	static const struct option opts[] = {
-		CLI_COMMON_OPTIONS,
-		{ "profile", required_argument, NULL, OPT_PROFILE },
-		{ "claim", required_argument, NULL, OPT_CLAIM },
-		{ "vsock", required_argument, NULL, OPT_VSOCK },
-		{ "control-socket", required_argument, NULL,
-		    OPT_CONTROL_SOCKET },
-		{ "configure", no_argument, NULL, OPT_CONFIGURE },
-		{ "seed", required_argument, NULL, OPT_SEED },
-		{ "vf", required_argument, NULL, OPT_VF },
-		{ "include-quarantined", no_argument, NULL,
-		    OPT_INCLUDE_QUARANTINED },
-		{ 0 }
-	};
 	int c;
 
 	cli_init(&r->cli, usage);
