@@ -52,7 +52,8 @@
 
 #define PROG "gpu-probe"
 #define OUTPUT_MAX 65536	/* output kept per attempt */
-#define WHY_MAX (OUTPUT_MAX + 64)	/* a failure: the output and its cause */
+/* A failure's text: the output and its cause. */
+#define WHY_MAX (OUTPUT_MAX + 64)
 #define TICK_MS 100		/* how often a running attempt is checked */
 
 static const char usage[] =
@@ -327,7 +328,8 @@ attempt_error(const struct probe *p, struct attempt *a, char *buf,
 
 	out = trimmed(a, &n);
 	if (a->killed)
-		(void)snprintf(buf, len, "killed after %us", p->attempt_timeout);
+		(void)snprintf(buf, len, "killed after %us",
+		    p->attempt_timeout);
 	else if (WIFEXITED(a->status) && WEXITSTATUS(a->status) == 0)
 		return 0;
 	else if (p->use == METHOD_OPEN && WIFEXITED(a->status) &&
@@ -391,8 +393,9 @@ probe_run(struct probe *p)
 		if (rc != 0)
 			break;
 		if (io_now_ms() - start >= 1000LL * p->window) {
-			log_msg(LVL_WARN, "GPU init probe gave up", "{s:i, s:i}",
-			    "window_s", (int)p->window, "attempts", (int)nr);
+			log_msg(LVL_WARN, "GPU init probe gave up",
+			    "{s:i, s:i}", "window_s", (int)p->window,
+			    "attempts", (int)nr);
 			emit(p, "gpu_probe_gave_up", NULL, NULL, 0);
 			break;
 		}

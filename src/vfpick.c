@@ -272,7 +272,8 @@ offered_names(const struct placement *pl)
 
 	for (i = 0; a != NULL && i < pl->noffered; i++) {
 		for (j = 0; j < i; j++)
-			if (strcmp(pl->offered[j].name, pl->offered[i].name) == 0)
+			if (strcmp(pl->offered[j].name,
+			    pl->offered[i].name) == 0)
 				break;
 		if (j == i && json_array_append_new(a,
 		    json_string(pl->offered[i].name)) < 0) {

@@ -16,7 +16,7 @@ cliparse_init(struct cli *cli, const char *usage)
 	memset(cli, 0, sizeof(*cli));
 	cli->usage = usage;
 	cli->lock_timeout = 10;
-	opterr = 0;		/* cliparse_bad_option() says it, in one format */
+	opterr = 0;	/* cliparse_bad_option() says it, in one format */
 }
 
 enum cli_kind
@@ -37,8 +37,8 @@ cliparse_option(struct cli *cli, int c, const char *arg)
 		    &cli->lock_timeout) == 0 ? CLI_TAKEN : CLI_BAD;
 	case CLI_OPT_LOG_LEVEL:
 		if (log_set_level_name(arg) < 0) {
-			(void)snprintf(cli->err, sizeof(cli->err), "--log-level: "
-			    "expected debug, info, warn or error");
+			(void)snprintf(cli->err, sizeof(cli->err),
+			    "--log-level: expected debug, info, warn or error");
 			return CLI_BAD;
 		}
 		cli->log_level = arg;

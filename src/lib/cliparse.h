@@ -20,7 +20,7 @@ enum {
 	CLI_OPT_LOCK_TIMEOUT,
 	CLI_OPT_LOG_LEVEL,
 	CLI_OPT_VERSION,
-	CLI_OPT_FIRST_FREE = 0x120	/* programs number their own from here */
+	CLI_OPT_FIRST_FREE = 0x120	/* programs number their own from it */
 };
 
 #define CLI_COMMON_OPTIONS \
@@ -38,7 +38,7 @@ enum cli_kind {
 	CLI_TAKEN,			/* a shared option, recorded in cli */
 	CLI_WANTS_HELP,			/* -h, --help */
 	CLI_WANTS_VERSION,		/* --version */
-	CLI_BAD				/* a bad value; the message in cli->err */
+	CLI_BAD				/* a bad value; message in cli->err */
 };
 
 struct cli {

@@ -97,7 +97,8 @@ check_ident(const char *devices, const char *name, char *why, size_t whylen)
 			return -1;
 		}
 		if (io_read_attr(path, val, sizeof(val)) < 0) {
-			(void)snprintf(val, sizeof(val), ": %s", strerror(errno));
+			(void)snprintf(val, sizeof(val), ": %s",
+			    strerror(errno));
 			set_why(why, whylen, path, val);
 			return -1;
 		}
@@ -118,7 +119,8 @@ check_tree(const char *dir, char *why, size_t whylen)
 	DIR *d;
 	int rc = 0;
 
-	(void)snprintf(devices, sizeof(devices), "%s/devices", dir);	/* fits */
+	/* Fits: devices has 16 bytes more than dir. */
+	(void)snprintf(devices, sizeof(devices), "%s/devices", dir);
 	d = opendir(devices);
 	if (d == NULL) {
 		set_why(why, whylen, "cannot open ", devices);
@@ -233,7 +235,8 @@ ids_scan(const char *file, unsigned vendor, unsigned device, char *buf,
 		 * Debian); a compressed database is left to libpci. */
 		if (access(file, F_OK) == 0 || n - 3 >= sizeof(plain))
 			return -1;
-		(void)snprintf(plain, sizeof(plain), "%.*s", (int)(n - 3), file);
+		(void)snprintf(plain, sizeof(plain), "%.*s", (int)(n - 3),
+		    file);
 		file = plain;
 	}
 	text = io_slurp(file, 64u << 20, &n);
