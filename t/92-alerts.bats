@@ -14,7 +14,7 @@ teardown() {
 	[ -z "${NE_PID:-}" ] || kill "$NE_PID" 2>/dev/null || true
 }
 
-# write_textfiles DIR: the two textfiles of a small host, as the services
+# write_textfiles DIR: the three textfiles of a small host, as the services
 # write them.
 write_textfiles() {
 	mk_host "$SYSFS" 1 2
@@ -26,7 +26,10 @@ write_textfiles() {
 	    <"$T/checks" >/dev/null 2>&1 || return 1
 	# shellcheck disable=SC2086
 	resources-report $o --format prometheus \
-	    --output "$1/vfsentinel-resources.prom" 2>/dev/null
+	    --output "$1/vfsentinel-resources.prom" 2>/dev/null || return 1
+	# shellcheck disable=SC2086
+	sentinel-poll $o --once --targets /dev/null \
+	    --metrics-file "$1/vfsentinel-poller.prom" 2>/dev/null
 }
 
 # scrape PORT: node_exporter's /metrics body (HTTP over bash's /dev/tcp).
@@ -45,7 +48,7 @@ scrape() {
 	assert_output --partial "SUCCESS"
 }
 
-@test "every alert has a severity, a summary and a runbook link" {
+@test "every alert has a severity, a summary and an absolute runbook_url" {
 	local names
 	names=$(grep -c '^ *- alert: ' "$VFS_ROOT/share/doc/alerts.yml")
 	[ "$names" -ge 10 ]
@@ -53,8 +56,13 @@ scrape() {
 	    "$VFS_ROOT/share/doc/alerts.yml")" -eq "$names" ]
 	[ "$(grep -c '^ *summary: ' "$VFS_ROOT/share/doc/alerts.yml")" \
 	    -eq "$names" ]
-	[ "$(grep -c '^ *runbook: "share/doc/operations.md#' \
+	[ "$(grep -c '^ *runbook_url: "https://vfsentinel.example/share/doc/operations.md#[a-z0-9-]*"$' \
 	    "$VFS_ROOT/share/doc/alerts.yml")" -eq "$names" ]
+	# The repo-relative form is not what Alertmanager users expect.
+	[ "$(grep -c '^ *runbook:' "$VFS_ROOT/share/doc/alerts.yml")" -eq 0 ]
+	# The base is documented where the operator reads about alerts.
+	grep -q 'https://vfsentinel.example/share/doc/' \
+	    "$VFS_ROOT/share/doc/operations.md"
 }
 
 @test "every runbook anchor is a heading of operations.md" {
@@ -93,7 +101,7 @@ scrape() {
 	local name
 	write_textfiles "$T/tf"
 	cat "$T/tf"/*.prom >"$T/all.prom"
-	for name in $(grep -o 'hypeman_[a-z_]*' "$VFS_ROOT/share/doc/alerts.yml" | sort -u); do
+	for name in $(grep -oE '(hypeman|vfsentinel)_[a-z_]*' "$VFS_ROOT/share/doc/alerts.yml" | sort -u); do
 		grep -q "^$name[{ ]" "$T/all.prom" || fail "no program writes $name"
 	done
 	grep -q '^hypeman_resources_gpu_slots{kind="used"} ' "$T/all.prom"
@@ -102,7 +110,7 @@ scrape() {
 	grep -q '^hypeman_instances_vgpu_sentinel_checks_total{result="unknown"} 1$' "$T/all.prom"
 }
 
-@test "node_exporter serves both textfiles together without errors" {
+@test "node_exporter serves the three textfiles together without errors" {
 	local ne=$VFS_TOOLS/prometheus-node-exporter port
 	need_tool prometheus-node-exporter
 	write_textfiles "$T/tf"
@@ -112,10 +120,11 @@ scrape() {
 	    --collector.textfile.directory="$T/tf" >"$T/ne.log" 2>&1 3>&- &
 	NE_PID=$!
 	wait_for scrape "$port" || fail "no scrape: $(cat "$T/ne.log")"
-	run -0 grep -E '^(node_textfile_scrape_error|hypeman_resources_gpu_slots\{kind="total"\}|hypeman_instances_vgpu_sentinel_checks_total\{result="unknown"\}) ' "$T/scrape"
+	run -0 grep -E '^(node_textfile_scrape_error|hypeman_resources_gpu_slots\{kind="total"\}|hypeman_instances_vgpu_sentinel_checks_total\{result="unknown"\}|vfsentinel_sentinel_framework_present) ' "$T/scrape"
 	assert_line 'node_textfile_scrape_error 0'
 	assert_line 'hypeman_resources_gpu_slots{kind="total"} 2'
 	assert_line 'hypeman_instances_vgpu_sentinel_checks_total{result="unknown"} 1'
+	assert_line 'vfsentinel_sentinel_framework_present 1'
 	# The same series in both files makes node_exporter log "collected
 	# before with the same name and label values" and keep only one.
 	run grep -i 'error' "$T/ne.log"
