@@ -139,7 +139,8 @@ recorded() {
 		sleep 0.05
 	done
 	[ $((($(date +%s%N) - t0) / 1000000)) -lt 2000 ]
-	run ! kill -0 "$poll"
+	# The old poller was killed with apply (pdeathsig); PID 1 reaps it.
+	wait_for bash -c "! kill -0 $poll 2>/dev/null"
 	# The acknowledged failure survived; a new assignment still counts.
 	target 0000:e3:00.4 i-2 "$TS2" "unix:$G/a1" >"$TARGETS"
 	wait_for recorded 2
