@@ -2,7 +2,8 @@
 # 97-demo.bats - `make demo` (tools/demo.sh) runs the whole loop on a
 # simulated host and shows what it claims to: a wedged VF recorded, then
 # quarantined, placement avoiding it and its card, the runbook clearing
-# it, and nothing left running afterwards.
+# it, a SIGKILLed VMM's claim released by reconcile, and nothing left
+# running afterwards.
 
 load helpers
 
@@ -130,4 +131,20 @@ wedged_vf() {
 	assert_failure
 	run -0 find "$T/tmp" -mindepth 1
 	assert_output ''
+}
+
+@test "a VMM killed with SIGKILL: reconcile releases its claim and the capacity comes back" {
+	run -0 json 'select(.instance_id == "vm-5") | [.liveness, .released]'
+	assert_line '["alive",false]'
+	assert_line '["gone",true]'
+	run -0 json 'select(.instance_id == "vm-5" and .released) | .reason'
+	assert_output '"control socket refused connections"'
+	# resources-report before the kill and after the release.
+	run -0 json 'select(.reconcile) | [.reconcile, .allocatable_slots]'
+	[ "${#lines[@]}" -eq 2 ]
+	before=$(jq '.[1]' <<<"${lines[0]}")
+	after=$(jq '.[1]' <<<"${lines[1]}")
+	assert_equal "$(jq -r '.[0]' <<<"${lines[0]}") $(jq -r '.[0]' <<<"${lines[1]}")" \
+	    'before after'
+	assert_equal "$((after - before))" 1
 }

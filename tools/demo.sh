@@ -29,6 +29,7 @@ PROFILE='NVIDIA L40S-12Q'
 CARD_A=0000:e3:00.0
 CARD_B=0000:e4:00.0
 PGIDS=()
+VMM_PIDS=
 
 # shellcheck source=t/lib/demo-host.sh
 . "$ROOT/t/lib/demo-host.sh"
@@ -81,6 +82,10 @@ cleanup() {
 	done
 	for g in "${PGIDS[@]}"; do
 		kill -KILL -- "-$g" 2>/dev/null
+	done
+	for g in $VMM_PIDS; do
+		[ "$(cat "/proc/$g/comm" 2>/dev/null)" = qemu-system-x86 ] &&
+		    kill -KILL "$g" 2>/dev/null
 	done
 	wait 2>/dev/null
 	if [ -n "${VFS_DEMO_KEEP:-}" ]; then
@@ -138,6 +143,45 @@ stop_vm() {
 	rm -f "$D/$1/qmp.sock" "$D/$1/vmm.vsock"
 	cmd "vfstore release --instance $1 --deconfigure | jq -c ." ||
 	    fail "release of $1"
+}
+
+# start_vmm NAME: a VMM for NAME with its QMP socket at DIR/NAME/qmp.sock:
+# a real QEMU without a guest (no KVM needed) when qemu-system-x86_64 is
+# installed, else a socat listener. Its pid goes to DIR/NAME/vmm.pid.
+start_vmm() {
+	local dir=$D/$1 i
+	mkdir -p "$dir"
+	if command -v qemu-system-x86_64 >/dev/null; then
+		VMM_KIND="a real QEMU (qemu-system-x86_64 -machine none)"
+		qemu-system-x86_64 -machine none -nodefaults -display none \
+		    -qmp "unix:$dir/qmp.sock,server=on,wait=off" -daemonize \
+		    -pidfile "$dir/vmm.pid" </dev/null >/dev/null \
+		    2>>"$D/logs/vmm.log" || fail "QEMU did not start"
+		VMM_PIDS="$VMM_PIDS $(cat "$dir/vmm.pid")"
+	else
+		VMM_KIND="a socat listener standing in for QEMU"
+		spawn socat "UNIX-LISTEN:$dir/qmp.sock,fork" EXEC:cat
+		echo "${PGIDS[-1]}" >"$dir/vmm.pid"
+	fi
+	for ((i = 0; i < 50; i++)); do
+		[ -S "$dir/qmp.sock" ] && return 0
+		sleep 0.1
+	done
+	fail "the VMM of $1 did not start"
+}
+
+# sentinel_skips NAME: shows (waiting up to 3 s) the sentinel's log line
+# that it no longer polls NAME because its VMM is not alive.
+sentinel_skips() {
+	local i line
+	for ((i = 0; i < 30; i++)); do
+		line=$(jq -c --arg id "$1" 'select(.instance_id == $id and
+		    (.msg | test("VMM not alive"))) | {level, msg, instance_id, vmm}' \
+		    "$D/logs/sentinel.log" 2>/dev/null | head -n 1)
+		[ -n "$line" ] && { printf '%s\n' "$line"; return 0; }
+		sleep 0.1
+	done
+	say "(no such line yet)"
 }
 
 # seed_for VF: the first --seed for which a vfpick dry run picks VF.
@@ -300,7 +344,28 @@ main() {
 	[ "$(jq -r .vf_address <<<"$line")" = "$WEDGED" ] ||
 	    fail "vm-4 is not on $WEDGED"
 
-	step "Done in $((SECONDS - t0)) s: wedged $WEDGED detected, quarantined, avoided, repaired."
+	step "9. A VMM killed with SIGKILL: vfstore reconcile gives its VF back"
+	place vm-5 "unix:$D/vm-5/answer.sock"
+	start_vmm vm-5
+	say "vm-5's VMM: $VMM_KIND." \
+	    "Reconcile keeps every claim whose VMM lives (--grace 0: the demo" \
+	    "does not wait the 120 s launch window):"
+	cmd "vfstore reconcile --grace 0 | jq -c '{instance_id, liveness, released, reason}'" ||
+	    fail "reconcile"
+	cmd "resources-report | jq -c '{reconcile: \"before\", used_slots: .gpu.used_slots, allocatable_slots: .gpu.allocatable_slots}'"
+	say "The OOM killer SIGKILLs vm-5's VMM; its socket file stays behind:"
+	cmd "kill -KILL \$(cat $D/vm-5/vmm.pid) && sleep 0.3 && ls -l $D/vm-5/qmp.sock | cut -c1-10"
+	say "The sentinel stops polling vm-5 (its next scan finds the VMM gone):"
+	sentinel_skips vm-5
+	say "The next pass finds the socket refusing connections and no process" \
+	    "holding the VF, re-checks under the store lock, deconfigures the VF" \
+	    "and releases the claim (the other VMs keep theirs):"
+	capture REC "vfstore reconcile --grace 0" || fail "reconcile"
+	[ "$(jq -r 'select(.instance_id == "vm-5") | .released' <<<"$REC")" = true ] ||
+	    fail "reconcile did not release vm-5"
+	cmd "resources-report | jq -c '{reconcile: \"after\", used_slots: .gpu.used_slots, allocatable_slots: .gpu.allocatable_slots}'"
+
+	step "Done in $((SECONDS - t0)) s: wedged $WEDGED detected, quarantined, avoided, repaired; a dead VM's claim released."
 }
 
 main "$@"
