@@ -489,21 +489,6 @@ persist_claim(struct run *r, const struct vf_info *vi)
 	return 0;
 }
 
-/* The VF's nvidia/current_vgpu_type now; 0 when unreadable. */
-static unsigned
-current_type(const struct run *r, const char *vf)
-{
-	char path[PATH_MAX], buf[32];
-	unsigned id;
-
-	if (sysfs_vf_path(r->conf.sysfs_root, vf, "nvidia/current_vgpu_type",
-	    path, sizeof(path)) == -1 || io_read_attr(path, buf,
-	    sizeof(buf)) == -1 || conf_parse_uint(buf, 0,
-	    VGPU_TYPE_ID_MAX, &id) == -1)
-		return 0;
-	return id;
-}
-
 /* Removes the claim of a failed configure again; returns the code. */
 static int
 configure_fail(struct run *r, int code, const char *msg, const char *vf,
@@ -557,7 +542,7 @@ static int
 configure(struct run *r, const struct claim *cl)
 {
 	char vf[VF_ADDR_LEN + 1];
-	unsigned id;
+	unsigned id, cur;
 	int code;
 
 	strcpy(vf, cl->vf);
@@ -567,7 +552,7 @@ configure(struct run *r, const struct claim *cl)
 		    "type_id", vf, cl->type_id ? cl->type_id : "");
 	if ((code = configure_health(r, vf)) != 0)
 		return code;
-	if (current_type(r, vf) == id) {
+	if (sysfs_vgpu_type(r->conf.sysfs_root, vf, &cur) == 0 && cur == id) {
 		log_msg(LVL_INFO, "VF already holds the type", "{s:s, s:i}",
 		    "vf", vf, "type_id", (int)id);
 		return 0;

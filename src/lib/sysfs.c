@@ -421,6 +421,21 @@ sysfs_set_vgpu_type(const char *sysfs_root, const char *vf,
 }
 
 int
+sysfs_vgpu_type(const char *sysfs_root, const char *vf, unsigned *type_id)
+{
+	char path[PATH_MAX], buf[32];
+
+	if (devices_path(sysfs_root, vf, "nvidia/current_vgpu_type", path,
+	    sizeof(path)) == -1 || io_read_attr(path, buf, sizeof(buf)) == -1)
+		return -1;
+	if (parse_uint(buf, strlen(buf), type_id) == -1) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+int
 vf_list_add(struct vf_list *l, const char *vf)
 {
 	char (*v)[VF_ADDR_LEN + 1];

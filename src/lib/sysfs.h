@@ -61,6 +61,11 @@ unsigned vgpu_profile_fb_mb(const char *name);
 int sysfs_set_vgpu_type(const char *sysfs_root, const char *vf,
     unsigned type_id);
 
+/* The VF's nvidia/current_vgpu_type now (0 = free). 0 or -1/errno
+ * (unreadable; EINVAL: not a whole number). */
+int sysfs_vgpu_type(const char *sysfs_root, const char *vf,
+    unsigned *type_id);
+
 /* A list of VF addresses (or other names of at most VF_ADDR_LEN). */
 struct vf_list {
 	char (*v)[VF_ADDR_LEN + 1];	/* owned: free(v) */
