@@ -17,7 +17,8 @@
 
 enum key_kind {
 	KEY_PATH,
-	KEY_UINT
+	KEY_UINT,
+	KEY_STRING			/* UTF-8 text, "" allowed; max: size */
 };
 
 struct key {
@@ -53,6 +54,18 @@ static const struct key keys[] = {
 	    offsetof(struct conf, systemic_cards), 1, 1000000 },
 	{ "recovery.systemic_vfs", KEY_UINT,
 	    offsetof(struct conf, systemic_vfs), 1, 1000000 },
+	{ "recovery.quiesce_command", KEY_STRING,
+	    offsetof(struct conf, quiesce_command), 0, CONF_COMMAND_MAX },
+	{ "recovery.restore_command", KEY_STRING,
+	    offsetof(struct conf, restore_command), 0, CONF_COMMAND_MAX },
+	{ "recovery.sriov_manage", KEY_PATH,
+	    offsetof(struct conf, sriov_manage), 0, 0 },
+	{ "recovery.verify_command", KEY_STRING,
+	    offsetof(struct conf, verify_command), 0, CONF_COMMAND_MAX },
+	{ "recovery.step_timeout", KEY_UINT,
+	    offsetof(struct conf, step_timeout), 1, 86400 },
+	{ "recovery.settle_timeout", KEY_UINT,
+	    offsetof(struct conf, settle_timeout), 1, 86400 },
 };
 
 void
@@ -72,6 +85,9 @@ conf_defaults(struct conf *c)
 	c->systemic_window = 3600;
 	c->systemic_cards = 2;
 	c->systemic_vfs = 3;
+	strcpy(c->sriov_manage, "/usr/lib/nvidia/sriov-manage");
+	c->step_timeout = 120;
+	c->settle_timeout = 60;
 }
 
 int
@@ -143,7 +159,11 @@ apply(struct conf *c, const char *name, const char *value, char *why,
 	else if (k->kind == KEY_UINT)
 		return apply_uint(k, value, (unsigned *)(void *)((char *)c +
 		    k->offset), why, whylen);
-	else if (*value != '/')
+	else if (k->kind == KEY_STRING && !utf8_valid_str(value))
+		bad = "invalid value (not UTF-8)";
+	else if (k->kind == KEY_STRING && strlen(value) >= k->max)
+		bad = "invalid value (too long)";
+	else if (k->kind != KEY_STRING && *value != '/')
 		bad = "invalid value (expected an absolute path)";
 	else if (strlen(value) >= PATH_MAX)
 		bad = "invalid value (path too long)";

@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #define CONF_DEFAULT_PATH "/etc/vfsentinel/vfsentinel.conf"
+#define CONF_COMMAND_MAX 1024		/* a recovery.*_command, NUL included */
 
 struct conf {
 	char data_dir[PATH_MAX];
@@ -28,6 +29,12 @@ struct conf {
 	unsigned systemic_window;	/* recovery.systemic_window, s */
 	unsigned systemic_cards;	/* recovery.systemic_cards */
 	unsigned systemic_vfs;		/* recovery.systemic_vfs */
+	char quiesce_command[CONF_COMMAND_MAX];	/* recovery.*: "" = none */
+	char restore_command[CONF_COMMAND_MAX];
+	char sriov_manage[PATH_MAX];	/* recovery.sriov_manage */
+	char verify_command[CONF_COMMAND_MAX];
+	unsigned step_timeout;		/* recovery.step_timeout, seconds */
+	unsigned settle_timeout;	/* recovery.settle_timeout, seconds */
 };
 
 void conf_defaults(struct conf *c);
