@@ -48,7 +48,7 @@
 #include "sig.h"
 
 #define PROG "sentinel-poll"
-#define FD_SPARE 32			/* descriptors beside the checks in flight */
+#define FD_SPARE 32			/* fds beside the checks in flight */
 #define MAX_SECONDS 86400		/* --interval, --framework-recheck */
 
 static const char usage[] =
