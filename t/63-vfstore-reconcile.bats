@@ -397,8 +397,14 @@ reconcile_blocked() {
 	vfstore --data-dir "$DATA" --sysfs-root "$SYSFS" reconcile "$@" \
 	    >"$T/out" 2>"$T/err" 3>&- &
 	REC=$!
-	# The decision pass takes milliseconds; then it waits for the lock.
-	sleep 0.5
+	# The decision needs no lock; the release phase opens the lock file
+	# and waits for it.
+	wait_long opened_lock "$REC"
+}
+
+# opened_lock PID: the process has the store's lock file open.
+opened_lock() {
+	find "/proc/$1/fd" -lname "$DATA/gpu/lock" 2>/dev/null | grep -q .
 }
 
 unblock() {
