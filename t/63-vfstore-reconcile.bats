@@ -264,7 +264,7 @@ info $VF6 i-3"
 	rc=0
 	wait "$pid" || rc=$?
 	assert_equal "$rc" 0
-	[ $((($(date +%s%N) - t0) / 1000000)) -lt 1500 ]
+	[ $((($(date +%s%N) - t0) / 1000000)) -lt 2500 ]
 	assert_equal "$(claimed)" i-3
 	# The textfile is a valid exposition that node_exporter reads.
 	run -0 "$VFS_TOOLS/promtool" check metrics <"$T/prom/rec.prom"
