@@ -479,3 +479,15 @@ unblock() {
 	    --sysfs-root "$SYSFS" reconcile
 	assert_output --partial '"released":true'
 }
+
+@test "reconcile: a gone claim whose claimed_at is no timestamp is uncertain and kept" {
+	# claimed_at is opaque to the store (an upstream launcher may write
+	# anything); without a time the grace period cannot be applied.
+	ledger "$(target $VF4 i-1 "not a time" "" "$G/none.qmp")" \
+	    "$(target $VF5 i-2 "not a time" "" "$CTL")"
+	sum=$(sha "$CLAIMS")
+	run -0 --separate-stderr vs reconcile --grace 0
+	assert_equal "$(line i-1)" '{"instance_id":"i-1","vf_address":"0000:e3:00.4","liveness":"uncertain","released":false,"reason":"claimed_at is not a timestamp"}'
+	assert_equal "$(field i-2 liveness)" alive
+	assert_equal "$(sha "$CLAIMS")" "$sum"
+}
