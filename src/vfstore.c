@@ -1060,10 +1060,10 @@ reconcile_msg(const struct reconcile_claim *r, bool dry_run, const char **msg)
 		*msg = "VMM gone; claim kept";
 	if (!r->examined || r->liveness == VMM_ALIVE)
 		return LVL_DEBUG;
-	if (r->released || dry_run)
-		return LVL_INFO;
 	if (r->liveness == VMM_UNCERTAIN)
 		return LVL_WARN;
+	if (r->released || dry_run)
+		return LVL_INFO;
 	return r->err != 0 ? LVL_ERROR : LVL_WARN;
 }
 

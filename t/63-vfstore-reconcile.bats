@@ -196,16 +196,31 @@ info $VF6 i-3"
 
 @test "reconcile --dry-run decides and prints, and changes nothing" {
 	qemu_start vm1
-	ledger "$(target $VF4 i-1 "$OLD" "" "$G/vm1.qmp")"
+	ledger "$(target $VF4 i-1 "$OLD" "" "$G/vm1.qmp")" \
+	    "$(target $VF5 i-2 "$OLD" "" "")"
 	dirty $VF4
 	qemu_kill vm1
 	sum=$(sha "$CLAIMS")
 	run -0 --separate-stderr vs reconcile --dry-run
-	assert_output '{"instance_id":"i-1","vf_address":"0000:e3:00.4","liveness":"gone","released":false,"reason":"control socket refused connections","dry_run":true}'
+	assert_equal "$(line i-1)" '{"instance_id":"i-1","vf_address":"0000:e3:00.4","liveness":"gone","released":false,"reason":"control socket refused connections","dry_run":true}'
 	assert_equal "$(sha "$CLAIMS")" "$sum"
 	assert_equal "$(vgpu_type $VF4)" 1160
-	run -0 jq -r .msg <<<"$stderr"
-	assert_output 'VMM gone; claim not released (dry run)'
+	run -0 jq -r '"\(.level) \(.msg)"' <<<"$stderr"
+	assert_output 'info VMM gone; claim not released (dry run)
+warn VMM liveness uncertain; claim kept'
+}
+
+@test "reconcile: a lock held too long releases nothing and exits 75" {
+	ledger "$(target $VF4 i-1 "$OLD" "" "$G/none.qmp")"
+	dirty $VF4
+	sum=$(sha "$CLAIMS")
+	run -75 --separate-stderr flock "$DATA/gpu/lock" vfstore \
+	    --data-dir "$DATA" --sysfs-root "$SYSFS" --lock-timeout 1 reconcile
+	assert_output '{"instance_id":"i-1","vf_address":"0000:e3:00.4","liveness":"gone","released":false,"reason":"control socket does not exist"}'
+	run -0 jq -r 'select(.level == "error") | .msg' <<<"$stderr"
+	assert_output 'lock wait timed out; nothing released'
+	assert_equal "$(sha "$CLAIMS")" "$sum"
+	assert_equal "$(vgpu_type $VF4)" 1160
 }
 
 @test "reconcile: store unavailable releases nothing and exits 69 (--once)" {
