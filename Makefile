@@ -8,6 +8,8 @@
 #   make check-asan   the whole suite against an ASan+UBSan build
 #   make demo         the main job on a simulated host
 #   make bench        the benchmark table
+#   make deb          the Debian packages in build-deb/ (lintian-clean)
+#   make check-deb    install, check and purge those packages (root)
 #   make install      PREFIX=/usr/local DESTDIR=
 
 PREFIX ?= /usr/local
@@ -45,7 +47,8 @@ FORTIFY =
 else
 HARDEN = -fstack-protector-strong -fstack-clash-protection -fPIE
 HARDEN_LD = -pie -Wl,-z,relro,-z,now
-FORTIFY = -D_FORTIFY_SOURCE=3
+# A packaging build's CPPFLAGS (dpkg-buildflags) bring their own level.
+FORTIFY = $(if $(findstring _FORTIFY_SOURCE,$(CPPFLAGS)),,-D_FORTIFY_SOURCE=3)
 endif
 
 ALL_CPPFLAGS = -D_GNU_SOURCE $(FORTIFY) -Isrc/lib $(CPPFLAGS)
@@ -175,6 +178,17 @@ lint-layers:
 
 lint: lint-shell lint-man lint-tests lint-layers
 
+# The Debian packages (debian/), built from a copy of the tree into
+# build-deb/, then checked by lintian (tools/deb.sh).
+deb:
+	@sh tools/deps.sh deb
+	@sh tools/deb.sh build-deb
+
+# Installs both packages on this machine (as root), checks them and
+# purges them again (t/deb/packages.bats).
+check-deb: deb
+	@VFS_DEB_DIR=$(CURDIR)/build-deb bats t/deb/packages.bats
+
 demo: deps all
 	@bash tools/demo.sh
 
@@ -224,7 +238,7 @@ clean:
 distclean: clean
 	rm -rf build-tools build-fuzz
 
-.PHONY: all deps check check-asan lint lint-shell lint-man lint-tests lint-layers demo bench install \
+.PHONY: all deps check check-asan lint lint-shell lint-man lint-tests lint-layers deb check-deb demo bench install \
 	install-user clean distclean test-aids
 
 -include $(LIB_OBJS:.o=.d) $(COMMON_OBJS:.o=.d) \

@@ -1,5 +1,7 @@
 #!/bin/sh
-# deps.sh - install what building and testing vfsentinel needs (Debian).
+# deps.sh [deb] - install what building and testing vfsentinel needs
+# (Debian); with "deb" also what building and checking its packages
+# needs (make deb, make check-deb).
 # As root it runs apt-get for the missing packages; otherwise it prints the
 # exact command. Also fetches promtool and node_exporter (for validating the
 # Prometheus output and alert rules) by extracting Debian's packages into
@@ -8,6 +10,9 @@ set -eu
 
 BUILD_PKGS="gcc make pkg-config libjansson-dev libpci-dev"
 TEST_PKGS="jq bats bats-support bats-assert bats-file socat runit mandoc strace pciutils procps psmisc python3 python3-prometheus-client clang libclang-rt-14-dev valgrind util-linux e2fsprogs qemu-system-x86 shellcheck groff-base"
+
+DEB_PKGS="build-essential dpkg-dev debhelper dh-runit lintian fakeroot adduser pkgconf"
+[ "${1:-}" = deb ] && TEST_PKGS="$TEST_PKGS $DEB_PKGS"
 
 missing=""
 for p in $BUILD_PKGS $TEST_PKGS; do
