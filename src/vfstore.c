@@ -1025,7 +1025,7 @@ reconcile_json(const struct reconcile_claim *r, bool dry_run)
 	    r->reason);
 	int bad = 0;
 
-	if (o != NULL && r->released)
+	if (o != NULL && (r->released || r->deconfigured))
 		bad |= json_object_set_new(o, "deconfigured",
 		    json_boolean(r->deconfigured));
 	if (o != NULL && r->holder != 0)

@@ -506,3 +506,22 @@ unblock() {
 	assert_equal "$(field i-2 liveness)" alive
 	assert_equal "$(sha "$CLAIMS")" "$sum"
 }
+
+@test "reconcile: a ledger that cannot be saved releases nothing and exits 74" {
+	ledger "$(target $VF4 i-1 "$OLD" "" "$G/none.qmp")"
+	dirty $VF4
+	sum=$(sha "$CLAIMS")
+	run -74 --separate-stderr env LD_PRELOAD="$(fault_env)" \
+	    FAIL_MATCH=vf-claims.json.tmp FAIL_fsync=1 vfstore \
+	    --data-dir "$DATA" --sysfs-root "$SYSFS" reconcile
+	assert_output '{"instance_id":"i-1","vf_address":"0000:e3:00.4","liveness":"gone","released":false,"reason":"cannot persist the VF claims","deconfigured":true}'
+	run -0 jq -r 'select(.level == "error") | "\(.msg) \(.step)"' <<<"$stderr"
+	assert_output 'cannot persist VF claims; nothing released sync'
+	assert_equal "$(sha "$CLAIMS")" "$sum"
+	[ ! -e "$CLAIMS.tmp" ]
+	# The VF was reset first (its VMM is gone); the next pass releases.
+	assert_equal "$(vgpu_type $VF4)" 0
+	run -0 --separate-stderr vs reconcile
+	assert_equal "$(field i-1 released)" true
+	assert_equal "$(claimed)" ''
+}
