@@ -110,21 +110,25 @@ static int
 failures_validate(const struct vf_record *r, size_t i, char *why,
     size_t whylen)
 {
-	struct jsondoc_dup *keys;
-	bool *dup;
+	struct jsondoc_dup *keys = NULL;
+	bool *dup = NULL;
 	size_t j;
 	int rc = 0;
 
-	keys = calloc(r->nfailures + 1, sizeof(*keys));
-	dup = calloc(r->nfailures + 1, sizeof(*dup));
-	if (keys == NULL || dup == NULL) {
-		rc = -1;
-		goto out;
+	/* One failure (the usual case) cannot repeat: nothing to allocate. */
+	if (r->nfailures > 1) {
+		keys = calloc(r->nfailures, sizeof(*keys));
+		dup = calloc(r->nfailures, sizeof(*dup));
+		if (keys == NULL || dup == NULL) {
+			rc = -1;
+			goto out;
+		}
+		for (j = 0; j < r->nfailures; j++)
+			keys[j] = (struct jsondoc_dup){
+			    r->failures[j].instance_id,
+			    r->failures[j].assigned_at, j };
+		jsondoc_mark_dups(keys, r->nfailures, dup);
 	}
-	for (j = 0; j < r->nfailures; j++)
-		keys[j] = (struct jsondoc_dup){ r->failures[j].instance_id,
-		    r->failures[j].assigned_at, j };
-	jsondoc_mark_dups(keys, r->nfailures, dup);
 	for (j = 0; j < r->nfailures && rc == 0; j++) {
 		const struct vf_failure *f = &r->failures[j];
 
@@ -132,7 +136,7 @@ failures_validate(const struct vf_record *r, size_t i, char *why,
 			rc = jsondoc_why(why, whylen, "validate " HEALTH_NOUN
 			    " record %zu failure %zu: missing report timestamp",
 			    i, j);
-		else if (dup[j])
+		else if (dup != NULL && dup[j])
 			rc = jsondoc_why(why, whylen, "validate " HEALTH_NOUN
 			    " record %zu: duplicate failure for instance \"%s\""
 			    " assigned at \"%s\"", i, f->instance_id,
@@ -219,7 +223,10 @@ records_validate(void *dst, const char **addrs, char *why, size_t whylen)
 			goto out;
 		memcpy(h->recs[i].vf, addrs[i], VF_ADDR_LEN + 1);
 	}
-	qsort(h->recs, h->n, sizeof(*h->recs), rec_cmp);
+	for (i = 1; i < h->n && rec_cmp(&h->recs[i - 1], &h->recs[i]) < 0; i++)
+		;
+	if (i < h->n)		/* not yet in address order */
+		qsort(h->recs, h->n, sizeof(*h->recs), rec_cmp);
 	rc = 0;
 out:
 	free(keys);

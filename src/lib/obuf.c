@@ -45,10 +45,9 @@ obuf_str(struct obuf *b, const char *s)
 void
 obuf_indent(struct obuf *b, int depth)
 {
-	static const char spaces[] = "                                ";
+	static const char line[] = "\n                                ";
 
-	obuf_put(b, "\n", 1);
-	obuf_put(b, spaces, (size_t)depth * 2);
+	obuf_put(b, line, 1 + (size_t)depth * 2);
 }
 
 /*
@@ -76,6 +75,25 @@ escape_at(const unsigned char *s, size_t *n, char *esc, size_t len)
 	return esc;
 }
 
+/*
+ * True when s is ASCII with nothing escape_at() would escape (control
+ * bytes, '"', '\\', '<', '>', '&'), as every key, address and time is:
+ * then it goes out in one copy, with no UTF-8 check needed. *n: its
+ * length.
+ */
+static bool
+plain_ascii(const unsigned char *u, size_t *n)
+{
+	size_t i;
+
+	for (i = 0; u[i] != '\0'; i++)
+		if (u[i] < 0x20 || u[i] >= 0x80 || u[i] == '"' ||
+		    u[i] == '\\' || u[i] == '<' || u[i] == '>' || u[i] == '&')
+			return false;
+	*n = i;
+	return true;
+}
+
 void
 obuf_quote(struct obuf *b, const char *s)
 {
@@ -84,6 +102,12 @@ obuf_quote(struct obuf *b, const char *s)
 	char buf[8];
 	size_t n;
 
+	if (plain_ascii(u, &n)) {
+		obuf_put(b, "\"", 1);
+		obuf_put(b, s, n);
+		obuf_put(b, "\"", 1);
+		return;
+	}
 	if (!utf8_valid_str(s))
 		b->bad_text = true;
 	obuf_put(b, "\"", 1);

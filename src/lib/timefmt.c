@@ -166,6 +166,16 @@ timefmt_parse(const char *s, struct timespec *ts)
 	return 0;
 }
 
+/* Writes v as width decimal digits, zero-padded (v < 10^width). */
+static void
+put_digits(char *p, long v, int width)
+{
+	while (width-- > 0) {
+		p[width] = (char)('0' + v % 10);
+		v /= 10;
+	}
+}
+
 int
 timefmt_format(const struct timespec *ts, char *buf, size_t len)
 {
@@ -183,16 +193,29 @@ timefmt_format(const struct timespec *ts, char *buf, size_t len)
 		return -1;
 	}
 	if (ts->tv_nsec != 0) {
-		snprintf(frac, sizeof(frac), ".%09ld", ts->tv_nsec);
+		frac[0] = '.';
+		put_digits(frac + 1, ts->tv_nsec, 9);
 		for (i = 9; frac[i] == '0'; i--)
 			frac[i] = '\0';
 	}
-	n = snprintf(buf, len, "%04d-%02u-%02uT%02ld:%02ld:%02ld%sZ", y, m,
-	    d, rem / 3600, rem / 60 % 60, rem % 60, frac);
-	if (n < 0 || (size_t)n >= len) {
+	/* Digits by hand: snprintf was most of a store save's time. */
+	n = 20 + (int)strlen(frac);
+	if ((size_t)n >= len) {
 		errno = ENOSPC;
 		return -1;
 	}
+	put_digits(buf, y, 4);
+	put_digits(buf + 5, m, 2);
+	put_digits(buf + 8, d, 2);
+	put_digits(buf + 11, rem / 3600, 2);
+	put_digits(buf + 14, rem / 60 % 60, 2);
+	put_digits(buf + 17, rem % 60, 2);
+	buf[4] = buf[7] = '-';
+	buf[10] = 'T';
+	buf[13] = buf[16] = ':';
+	memcpy(buf + 19, frac, (size_t)n - 20);
+	buf[n - 1] = 'Z';
+	buf[n] = '\0';
 	return 0;
 }
 

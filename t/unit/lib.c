@@ -11,6 +11,7 @@
 
 #include "conf.h"
 #include "endpoint.h"
+#include "jsonarena.h"
 #include "jsonl.h"
 #include "prom.h"
 #include "tap.h"
@@ -49,6 +50,12 @@ test_timefmt(void)
 	    "2024-02-29T23:59:59.000000001Z");
 	roundtrip("1970-01-01T00:00:00Z", "1970-01-01T00:00:00Z");
 	roundtrip("1969-12-31T23:59:59.9Z", "1969-12-31T23:59:59.9Z");
+	roundtrip("0001-01-01T00:00:00Z", "0001-01-01T00:00:00Z");
+	roundtrip("9999-12-31T23:59:59.999999999Z",
+	    "9999-12-31T23:59:59.999999999Z");
+	roundtrip("2026-08-20T15:00:00.010Z", "2026-08-20T15:00:00.01Z");
+	roundtrip("2026-08-20T15:00:00.000000100Z",
+	    "2026-08-20T15:00:00.0000001Z");
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		ok(timefmt_parse(bad[i], &ts) < 0 && errno == EINVAL,
 		    "rejects \"%s\"", bad[i]);
@@ -244,6 +251,69 @@ test_prom(void)
 	prom_release(&p);
 }
 
+/* jansson in an arena: values made inside, before and in a nested one. */
+static void
+test_jsonarena(void)
+{
+	struct jsonarena outer, inner;
+	json_t *before, *in_outer, *in_inner, *big;
+	char text[16];
+	size_t n;
+	int i;
+
+	before = json_pack("{s:s}", "made", "before");
+	ok(jsonarena_begin(&outer, 0) == 0, "an arena begins");
+	in_outer = json_pack("{s:s, s:i}", "made", "in outer", "n", 1);
+	big = json_array();
+	for (i = 0; i < 20000; i++)	/* beyond the first chunk */
+		json_array_append_new(big, json_integer(i));
+	ok(json_array_size(big) == 20000, "an arena grows past its chunk");
+	ok(jsonarena_begin(&inner, 0) == 0, "arenas nest");
+	in_inner = json_loads("{\"made\": \"in inner\"}", 0, NULL);
+	json_decref(before);		/* goes to the allocator that made it */
+	json_decref(in_outer);		/* waits for the outer arena's end */
+	ok(in_inner != NULL, "jansson parses in a nested arena");
+	json_decref(in_inner);
+	jsonarena_end(&inner);
+	n = json_dumpb(big, text, sizeof(text), JSON_COMPACT);
+	ok(n > 7 && strncmp(text, "[0,1,2,", 7) == 0,
+	    "the outer arena's values outlive the inner arena");
+	json_decref(big);
+	jsonarena_end(&outer);
+	before = json_pack("{s:s}", "made", "after");
+	ok(before != NULL && strcmp(json_string_value(json_object_get(before,
+	    "made")), "after") == 0, "jansson's own allocator is back after");
+	json_decref(before);
+}
+
+/* A line longer than jsonl_write's stack buffer is written whole. */
+static void
+test_jsonl_write_long(void)
+{
+	char path[] = "/tmp/vfs-unit-jsonl.XXXXXX", buf[12000];
+	json_t *obj = json_object();
+	FILE *f;
+	size_t n;
+	int fd;
+
+	memset(buf, 'x', 9000);
+	buf[9000] = '\0';
+	json_object_set_new(obj, "long", json_string(buf));
+	fd = mkstemp(path);
+	f = fd >= 0 ? fdopen(fd, "w+") : NULL;
+	ok(f != NULL && jsonl_write(f, obj) == 0, "a 9 KB line is written");
+	if (f != NULL) {
+		rewind(f);
+		n = fread(buf, 1, sizeof(buf), f);
+		ok(n == 9000 + 12 && strncmp(buf, "{\"long\":\"xxx", 11) == 0 &&
+		    memcmp(buf + n - 4, "x\"}\n", 4) == 0,
+		    "  whole, on one line");
+		fclose(f);
+	}
+	unlink(path);
+	json_decref(obj);
+}
+
 int
 main(void)
 {
@@ -253,5 +323,7 @@ main(void)
 	test_conf();
 	test_endpoint();
 	test_prom();
+	test_jsonarena();
+	test_jsonl_write_long();
 	return done_testing();
 }

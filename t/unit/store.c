@@ -354,6 +354,35 @@ test_claims_roundtrip(void)
 	claims_release(&c);
 }
 
+/* The loader drops whitespace outside strings before jansson reads the
+ * text: tokens that whitespace separates stay apart, strings keep theirs. */
+static void
+test_whitespace(void)
+{
+	struct health h;
+	char why[512];
+
+	rejects("{\"version\":1 2,\"records\":[]}",
+	    "unmarshal VF health state: '}' expected near '2'");
+	rejects("{\"version\":tr ue,\"records\":[]}",
+	    "unmarshal VF health state: invalid token near 'tr'");
+	rejects("{\"version\":-  1,\"records\":[]}",
+	    "unmarshal VF health state: invalid token near '-'");
+	ok(parse(" {\t\"version\"\r\n: 1 ,\"records\" :[ {\"vf_address\":"
+	    "\"0000:40:01.0\", \"failures\": [ {\"instance_id\": "
+	    "\"a  \\\" b \", \"assigned_at\": \" x\\\\\", "
+	    "\"reported_at\": \"2026-08-20T15:00:31Z\"} ] } ]\n}\n", &h, why,
+	    sizeof(why)) == 0 && h.n == 1, "whitespace between tokens: %s",
+	    why);
+	if (h.n == 1 && h.recs[0].nfailures == 1) {
+		is_str(h.recs[0].failures[0].instance_id, "a  \" b ",
+		    "  spaces and an escaped quote inside a string are kept");
+		is_str(h.recs[0].failures[0].assigned_at, " x\\",
+		    "  a string ending in an escaped backslash ends there");
+	}
+	health_release(&h);
+}
+
 int
 main(void)
 {
@@ -367,5 +396,6 @@ main(void)
 	test_record_json();
 	test_claims_validation();
 	test_claims_roundtrip();
+	test_whitespace();
 	return done_testing();
 }
