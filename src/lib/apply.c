@@ -53,6 +53,8 @@ struct filekey {
 	bool missing;
 };
 
+#define METRICS_EVERY_MS 1000	/* textfile writes while lines stream */
+
 struct apply {
 	const struct apply_conf *conf;	/* borrowed */
 	struct jsonl_reader r;
@@ -65,6 +67,7 @@ struct apply {
 	unsigned long long init_failures, quarantines, checks[APPLY_CHECK_N];
 	bool metrics_dirty;
 	bool metrics_warned;		/* the last write failed, was told */
+	long long metrics_at;		/* io_now_ms() of the last write */
 	struct item items[APPLY_BATCH_MAX];
 	size_t n;
 };
@@ -450,6 +453,7 @@ metrics_flush(struct apply *ap)
 
 	if (ap->conf->metrics == NULL || !ap->metrics_dirty)
 		return;
+	ap->metrics_at = io_now_ms();
 	prom_init(&p);
 	metrics_text(ap, &p);
 	text = prom_finish(&p, &len);
@@ -518,7 +522,12 @@ batch_run(struct apply *ap)
 			    item_answer(ap, it));
 		json_decref(it->in);
 	}
-	metrics_flush(ap);
+	/* The textfile is written with two fsyncs: while lines stream in,
+	 * at most once a METRICS_EVERY_MS, and always before a wait for
+	 * input and at the end (apply_run), so a reader of an idle engine
+	 * sees every line counted. */
+	if (io_now_ms() - ap->metrics_at >= METRICS_EVERY_MS)
+		metrics_flush(ap);
 	return rc;
 }
 
@@ -548,12 +557,15 @@ wait_input(struct apply *ap, const sigset_t *waitmask)
 	}
 }
 
-static void
+/* The stop handler, the stops blocked, and the mask ppoll() lets them
+ * in with; -1/errno when the kernel refused one of them. */
+static int
 signals_setup(sigset_t *waitmask)
 {
-	sig_stop_install(false);
-	sig_stop_block(waitmask);
+	if (sig_stop_install(false) < 0 || sig_stop_block(waitmask) < 0)
+		return -1;
 	sig_stop_unblocked(waitmask);
+	return 0;
 }
 
 int
@@ -565,12 +577,17 @@ apply_run(struct apply *ap)
 
 	refresh_cache(ap);
 	metrics_flush(ap);
-	signals_setup(&waitmask);
+	if (signals_setup(&waitmask) < 0) {
+		tell(ap, &(struct apply_event){ .kind = APPLY_EV_READ,
+		    .error = strerror(errno) });
+		return -1;
+	}
 	while (rc == 0 && !end) {
 		end = batch_collect(ap);
 		rc = batch_run(ap);
 		if (rc != 0 || end || ap->n == APPLY_BATCH_MAX)
 			continue;
+		metrics_flush(ap);
 		if ((w = wait_input(ap, &waitmask)) != 0) {
 			rc = w > 0 ? 0 : -1;
 			break;

@@ -37,7 +37,8 @@ enum apply_event_kind {
 	APPLY_EV_REPORT,	/* rep, failure, nvrm; error: not applied */
 	APPLY_EV_METRICS,	/* path, error: first failed write only */
 	APPLY_EV_PEER_GONE,	/* the output's reader went away */
-	APPLY_EV_READ		/* error: reading the input failed */
+	APPLY_EV_READ		/* error: reading the input (or setting
+				 * up the stop signals) failed */
 };
 
 struct apply_event {
@@ -79,7 +80,8 @@ struct apply *apply_new(const struct apply_conf *conf);
 
 /*
  * Runs until end of input or a stop signal (0). Otherwise the emit
- * function's nonzero result, or -1: reading the input failed or the
+ * function's nonzero result, or -1: reading the input failed, the stop
+ * signals could not be set up (both told as APPLY_EV_READ) or the
  * output's reader went away (told as an event).
  */
 int apply_run(struct apply *ap);

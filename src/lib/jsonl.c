@@ -151,17 +151,34 @@ jsonl_parse(const char *line, size_t len, const char **why)
 	return obj;
 }
 
+/*
+ * The line is rendered into a buffer and written with one fwrite:
+ * json_dumpf() calls fwrite once a token, which was a third of the time
+ * of `vfstore apply` (callgrind).
+ */
 int
 jsonl_write(FILE *f, const json_t *obj)
 {
-	if (json_dumpf(obj, f, JSON_COMPACT) < 0) {
-		if (errno == 0)
-			errno = EIO;
-		return -1;
+	char stack[4096], *buf = stack;
+	size_t n;
+	int rc = 0;
+
+	n = json_dumpb(obj, stack, sizeof(stack), JSON_COMPACT);
+	if (n > sizeof(stack)) {
+		if ((buf = malloc(n)) == NULL)
+			return -1;
+		n = json_dumpb(obj, buf, n, JSON_COMPACT);
 	}
-	if (putc('\n', f) == EOF || fflush(f) == EOF)
-		return -1;
-	return 0;
+	if (n == 0) {
+		errno = errno != 0 ? errno : EIO;
+		rc = -1;
+	} else if (fwrite(buf, 1, n, f) != n || putc('\n', f) == EOF ||
+	    fflush(f) == EOF) {
+		rc = -1;
+	}
+	if (buf != stack)
+		free(buf);
+	return rc;
 }
 
 const char *
