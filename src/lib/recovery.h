@@ -1,0 +1,134 @@
+/*
+ * recovery.h - the parts of vfrecover (SPEC.md 4.6) that are not the
+ * command line: the journal DATA_DIR/gpu/recovery/PF.json, the card's
+ * SR-IOV state in sysfs, the idle rule, and the drain and clear of the
+ * card's VFs in the health store.
+ *
+ * The journal is a JSON object owned by the caller:
+ *
+ *	{"version":1,"card":"0000:e3:00.0","started_at":"...",
+ *	 "vfs":["0000:e3:00.4",...],"wedged":[...],
+ *	 "steps":[{"step":"drain","status":"done","at":"..."},...]}
+ *
+ * A step's status is done, skipped or failed, or "started" while its
+ * command runs (a journal left with quiesce started, by a kill -9, must
+ * be restored first). Nothing here prints or exits.
+ */
+#ifndef VFS_RECOVERY_H
+#define VFS_RECOVERY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "store.h"
+#include "sysfs.h"
+
+/* The steps, in order. */
+enum recovery_step {
+	STEP_PREFLIGHT,
+	STEP_DRAIN,
+	STEP_IDLE,
+	STEP_QUIESCE,
+	STEP_DISABLE,
+	STEP_ENABLE,
+	STEP_RESTORE,
+	STEP_VERIFY,
+	STEP_CLEAR,
+	RECOVERY_NSTEPS
+};
+
+#define RECOVERY_DRAIN_REASON "vfrecover: drain for SR-IOV cycle"
+
+/* "preflight", ... (static). */
+const char *recovery_step_name(enum recovery_step step);
+
+/*
+ * A new journal for card with its VFs and the wedged ones. New
+ * reference, or NULL/ENOMEM.
+ */
+json_t *recovery_journal_new(const char *card, const struct vf_list *vfs,
+    const struct vf_list *wedged);
+
+/*
+ * Loads path: 1 with *out a new reference, 0 when there is none, -1 with
+ * errno (EINVAL: not a journal of card, with the reason in why).
+ */
+int recovery_journal_load(const char *path, const char *card, json_t **out,
+    char *why, size_t whylen);
+
+/* Writes j atomically (mode 0644; given to GPU_DIR's owner by root). */
+int recovery_journal_save(const char *gpu_dir, const char *path,
+    const json_t *j);
+
+/* Root gives path to the owner of GPU_DIR (SPEC.md 4.1). 0 or -1. */
+int recovery_own(const char *gpu_dir, const char *path);
+
+/* Sets step's status (now as "at"), replacing an earlier entry. 0/-1. */
+int recovery_journal_set(json_t *j, enum recovery_step step,
+    const char *status);
+
+/* The status of step in j (borrowed), or NULL when it has none. */
+const char *recovery_journal_status(const json_t *j, enum recovery_step step);
+
+/* Removes the entries of steps from..RECOVERY_NSTEPS-1. */
+void recovery_journal_drop_from(json_t *j, enum recovery_step from);
+
+/* The journal's "vfs" or "wedged" list into l (appended). 0 or -1. */
+int recovery_journal_list(const json_t *j, const char *key,
+    struct vf_list *l);
+
+/*
+ * True when quiesce was started and no restore was done after it: DCGM
+ * may be stopped and must be restored before anything else.
+ */
+bool recovery_needs_restore(const json_t *j);
+
+/*
+ * The card's VFs by its SR-IOV links: SYSFS/devices/PF/virtfn* (the
+ * targets' basenames, sorted), into l. 0 (none) or -1/errno.
+ */
+int recovery_card_virtfns(const char *sysfs_root, const char *card,
+    struct vf_list *l);
+
+/* True when PF is a PCI device of this sysfs. */
+bool recovery_card_present(const char *sysfs_root, const char *card);
+
+/* Disabled: sriov_numvfs reads 0, or no virtfn* link is left. */
+bool recovery_card_disabled(const char *sysfs_root, const char *card);
+
+/*
+ * Enabled again: want VFs by virtfn*, each with a readable, non-empty
+ * nvidia/creatable_vgpu_types (sriov-manage has exited 0 without making
+ * VFs). *have gets the number of ready VFs.
+ */
+bool recovery_card_enabled(const char *sysfs_root, const char *card,
+    size_t want, size_t *have);
+
+/*
+ * The idle rule for vfs: each VF claimed (instance_id), allocated in
+ * sysfs without a claim (current_type), both from the placement rule, or
+ * held open through VFIO (pid) is one object of the new array *busy
+ * ({"vf","why":"claimed|allocated|held",...}). proc_root is scanned once.
+ * 0 (the array may be empty) or -1 with errno (/proc unreadable: nobody
+ * may be assumed idle; ENOMEM; sysfs unreadable).
+ */
+int recovery_busy(const char *sysfs_root, const char *proc_root,
+    const struct health *h, const struct claims *c,
+    const struct vf_list *vfs, json_t **busy);
+
+/*
+ * Quarantines (drain, as `vfstore quarantine --card`) or clears (clear,
+ * as `vfstore clear --card`) every VF of vfs in h; *changed tells whether
+ * h must be saved. Both drop the VFs' failures: the records that had any
+ * go, as they were, into the new array *dropped (health_record_json()),
+ * for the audit line (the caller frees it, also after -1). 0 or
+ * -1/ENOMEM.
+ */
+int recovery_drain(struct health *h, const struct vf_list *vfs,
+    bool *changed, json_t **dropped);
+int recovery_clear(struct health *h, const struct vf_list *vfs,
+    bool *changed, json_t **dropped);
+
+#endif

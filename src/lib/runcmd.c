@@ -1,0 +1,155 @@
+/*
+ * runcmd.c - an operator's command, bounded in time and output (see
+ * runcmd.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "io.h"
+#include "runcmd.h"
+
+#define RUNCMD_MAX_ARGS 16
+
+/* In the child: its own group, /dev/null in, the pipe out, exec. */
+static void
+child(const char *script, char *const args[], char *const env[], int out)
+{
+	char *argv[RUNCMD_MAX_ARGS + 4];
+	sigset_t none;
+	size_t i, n = 0;
+	int fd;
+
+	(void)setpgid(0, 0);
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+	(void)signal(SIGPIPE, SIG_DFL);
+	(void)signal(SIGTERM, SIG_DFL);
+	(void)signal(SIGINT, SIG_DFL);
+	if ((fd = open("/dev/null", O_RDONLY)) < 0 || dup2(fd, 0) < 0 ||
+	    dup2(out, 1) < 0 || dup2(out, 2) < 0)
+		_exit(126);
+	for (i = 0; env != NULL && env[i] != NULL; i++)
+		if (putenv(env[i]) != 0)
+			_exit(126);
+	argv[n++] = (char *)"sh";
+	argv[n++] = (char *)"-c";
+	argv[n++] = (char *)script;
+	for (i = 0; args != NULL && args[i] != NULL &&
+	    i < RUNCMD_MAX_ARGS; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	execv("/bin/sh", argv);
+	_exit(127);
+}
+
+/* Keeps what fits of the n bytes read. */
+static void
+keep(struct runcmd_result *r, const char *buf, size_t n)
+{
+	size_t room = RUNCMD_KEEP - r->len;
+
+	if (n > room) {
+		r->truncated = true;
+		n = room;
+	}
+	memcpy(r->output + r->len, buf, n);
+	r->len += n;
+	r->output[r->len] = '\0';
+}
+
+/* Reads the pipe until the command exits (or the deadline kills it). */
+static void
+collect(pid_t pid, int fd, long long deadline, struct runcmd_result *r)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char buf[4096];
+	ssize_t n;
+	bool open_pipe = true;
+
+	for (;;) {
+		if (waitpid(pid, &r->status, WNOHANG) == pid)
+			break;
+		if (!r->timed_out && io_now_ms() >= deadline) {
+			(void)kill(-pid, SIGKILL);
+			(void)kill(pid, SIGKILL);
+			r->timed_out = true;
+		}
+		if (!open_pipe || poll(&pfd, 1, 50) <= 0) {
+			if (!open_pipe)
+				(void)poll(NULL, 0, 50);
+			continue;
+		}
+		n = read(fd, buf, sizeof(buf));
+		if (n > 0)
+			keep(r, buf, (size_t)n);
+		else if (n == 0 || errno != EINTR)
+			open_pipe = false;
+	}
+	while (open_pipe && io_set_nonblock(fd, true) == 0 &&
+	    (n = read(fd, buf, sizeof(buf))) > 0)
+		keep(r, buf, (size_t)n);
+}
+
+int
+runcmd_run(const char *script, char *const args[], char *const env[],
+    unsigned timeout_s, struct runcmd_result *r)
+{
+	int p[2];
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	if ((r->output = malloc(RUNCMD_KEEP + 1)) == NULL)
+		return -1;
+	r->output[0] = '\0';
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		runcmd_release(r);
+		return -1;
+	}
+	if ((pid = fork()) < 0) {
+		close(p[0]);
+		close(p[1]);
+		runcmd_release(r);
+		return -1;
+	}
+	if (pid == 0)
+		child(script, args, env, p[1]);
+	(void)setpgid(pid, pid);	/* either side may win the race */
+	close(p[1]);
+	collect(pid, p[0], io_now_ms() + (long long)timeout_s * 1000, r);
+	close(p[0]);
+	return 0;
+}
+
+bool
+runcmd_ok(const struct runcmd_result *r)
+{
+	return !r->timed_out && WIFEXITED(r->status) &&
+	    WEXITSTATUS(r->status) == 0;
+}
+
+const char *
+runcmd_describe(const struct runcmd_result *r, char *buf, size_t len)
+{
+	if (r->timed_out)
+		return "timeout";
+	if (WIFEXITED(r->status))
+		(void)snprintf(buf, len, "exit %d", WEXITSTATUS(r->status));
+	else
+		(void)snprintf(buf, len, "signal %d", WTERMSIG(r->status));
+	return buf;
+}
+
+void
+runcmd_release(struct runcmd_result *r)
+{
+	free(r->output);
+	r->output = NULL;
+	r->len = 0;
+}

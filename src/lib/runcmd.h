@@ -1,0 +1,47 @@
+/*
+ * runcmd.h - runs an operator's command for vfrecover (SPEC.md 4.6):
+ * /bin/sh -c SCRIPT [ARG0 ARGS...], stdin from /dev/null, stdout and
+ * stderr kept (the first RUNCMD_KEEP bytes) for the log, extra variables
+ * in its environment, in a process group of its own, and the whole group
+ * killed with SIGKILL at the timeout.
+ *
+ * A stop signal (sig_stop) does not cut the command short: the step it
+ * belongs to is let finish (or reach its timeout). Nothing here prints.
+ */
+#ifndef VFS_RUNCMD_H
+#define VFS_RUNCMD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define RUNCMD_KEEP 65536
+
+struct runcmd_result {
+	int status;			/* waitpid(2) status */
+	bool timed_out;			/* killed at the timeout */
+	char *output;			/* owned, NUL-terminated, at most
+					   RUNCMD_KEEP bytes */
+	size_t len;
+	bool truncated;			/* more output was dropped */
+};
+
+/*
+ * Runs script with /bin/sh -c; args (NULL-terminated, may be NULL) become
+ * $0, $1, ...; env (NULL-terminated "NAME=VALUE" strings, may be NULL) is
+ * added to the environment. Waits for it, at most timeout_s seconds. 0
+ * with r filled (whatever the command's exit status), or -1 with errno
+ * when it could not be started (pipe, fork, ENOMEM).
+ */
+int runcmd_run(const char *script, char *const args[], char *const env[],
+    unsigned timeout_s, struct runcmd_result *r);
+
+/* True if r is an exit with status 0. */
+bool runcmd_ok(const struct runcmd_result *r);
+
+/* "exit 3", "signal 9", "timeout" (static or in buf). */
+const char *runcmd_describe(const struct runcmd_result *r, char *buf,
+    size_t len);
+
+void runcmd_release(struct runcmd_result *r);
+
+#endif

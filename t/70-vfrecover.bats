@@ -1,0 +1,151 @@
+#!/usr/bin/env bats
+# vfrecover (SPEC 4.6): the SR-IOV cycle of one card over a fake sysfs
+# tree that a stand-in sriov-manage really changes (t/lib/sriov-manage:
+# -d removes the VFs, -e brings them back, with faults), stand-in
+# quiesce/restore/verify commands that record their calls, and a fake
+# /proc whose processes hold /dev/nvidia0 or a VF's VFIO group open.
+
+load helpers
+load lib/placement
+load lib/recovery
+
+setup() {
+	vfs_setup
+	recovery_setup
+	PIDS=
+}
+
+teardown() {
+	kill_pids
+}
+
+@test "vfrecover: a full cycle prints every step, runs the commands in order, re-creates the VFs and clears the card" {
+	vfstore --data-dir "$DATA" --sysfs-root "$SYSFS" quarantine --vf $VF5 \
+	    >/dev/null 2>&1
+	recovery_conf "recovery.verify_command = echo verify \$VFSENTINEL_VF >>$CALLS"
+	run -0 --separate-stderr rec --card e3:00.0
+	assert_equal "$(steps)" "preflight:done drain:done idle:done quiesce:done disable:done enable:done restore:done verify:done clear:done"
+	assert_equal "${lines[0]}" '{"card":"0000:e3:00.0","step":"preflight","status":"done","vfs":["0000:e3:00.4","0000:e3:00.5","0000:e3:00.6"],"wedged":["0000:e3:00.5"]}'
+	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"recovered"}'
+	run -0 cat "$CALLS"
+	assert_output "quiesce $PF
+sriov-manage -d $PF
+sriov-manage -e $PF
+restore $PF
+verify $VF5"
+	# The VFs are back, with their types, and no VF is quarantined.
+	assert_equal "$(cat "$DEV/$PF/sriov_numvfs")" 3
+	assert_file_exists "$DEV/$VF6/nvidia/creatable_vgpu_types"
+	run -0 vfstore --data-dir "$DATA" show
+	assert_output ''
+	# The journal moved to PF.last.json with every step done or skipped.
+	assert_file_not_exists "$JOURNAL"
+	run -0 jq -c '[.steps[] | .status] | unique' \
+	    "$DATA/gpu/recovery/$PF.last.json"
+	assert_output '["done"]'
+	# One audit line per step, vfrecover's, with its outcome.
+	run -0 jq -r 'select(.prog == "vfrecover") | "\(.command):\(.outcome)"' \
+	    "$AUDIT"
+	assert_equal "$(echo $output)" "preflight:done drain:done idle:done quiesce:done disable:done enable:done restore:done verify:done clear:done"
+	run -0 jq -r 'select(.command == "drain") | .reason, (.vfs | length)' "$AUDIT"
+	assert_output 'vfrecover: drain for SR-IOV cycle
+3'
+}
+
+@test "vfrecover --dry-run prints the plan with the commands and changes and runs nothing" {
+	vfstore --data-dir "$DATA" --sysfs-root "$SYSFS" quarantine --vf $VF4 \
+	    >/dev/null 2>&1
+	before=$(sha "$DATA/gpu/vf-health.json")
+	run -0 --separate-stderr rec --card $PF --dry-run
+	assert_equal "$(steps)" "preflight:done drain:planned idle:planned quiesce:planned disable:planned enable:planned restore:planned verify:planned clear:planned"
+	assert_line '{"card":"0000:e3:00.0","step":"disable","status":"planned","command":"'"$VFS_ROOT"'/t/lib/sriov-manage -d 0000:e3:00.0"}'
+	assert_line '{"card":"0000:e3:00.0","step":"idle","status":"planned","busy":[]}'
+	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"dry_run"}'
+	assert_equal "$(sha "$DATA/gpu/vf-health.json")" "$before"
+	assert_equal "$(cat "$CALLS")" ""
+	assert_file_not_exists "$DATA/gpu/recovery"
+	assert_file_not_exists "$AUDIT"
+	# What is busy now stops it: exit 1.
+	claim $VF6 i-1
+	run -1 --separate-stderr rec --card $PF --dry-run
+	assert_line '{"card":"0000:e3:00.0","step":"idle","status":"planned","busy":[{"vf":"0000:e3:00.6","why":"claimed","instance_id":"i-1"}]}'
+	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"busy"}'
+	assert_equal "$(cat "$CALLS")" ""
+}
+
+@test "vfrecover: a busy card (claim, sysfs type, VFIO holder) fails idle, runs nothing and stays drained" {
+	claim $VF4 i-1
+	run -1 --separate-stderr rec --card $PF
+	assert_equal "$(steps)" "preflight:done drain:done idle:failed"
+	assert_line --index 2 '{"card":"0000:e3:00.0","step":"idle","status":"failed","busy":[{"vf":"0000:e3:00.4","why":"claimed","instance_id":"i-1"}]}'
+	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"busy"}'
+	assert_equal "$(cat "$CALLS")" ""
+	quarantined $VF5
+	quarantined $VF6
+	run -0 jq -c '[.steps[] | "\(.step):\(.status)"]' "$JOURNAL"
+	assert_output '["preflight:done","drain:done","idle:failed"]'
+	# A dirty VF (a type in sysfs, no claim) and a VFIO holder.
+	_store_edit "$DATA/gpu/vf-claims.json" claims '.claims = []'
+	echo 1160 >"$DEV/$VF5/nvidia/current_vgpu_type"
+	mkdir -p "$T/groups/77"
+	ln -s "../../../../../groups/77" "$DEV/$VF6/iommu_group"
+	mkdir -p "$T/proc/4242/fd"
+	ln -s /dev/vfio/77 "$T/proc/4242/fd/5"
+	run -1 --separate-stderr rec --card $PF
+	assert_line '{"card":"0000:e3:00.0","step":"idle","status":"failed","busy":[{"vf":"0000:e3:00.5","why":"allocated","current_type":1160},{"vf":"0000:e3:00.6","why":"held","pid":4242}]}'
+	assert_equal "$(cat "$CALLS")" ""
+	# Once idle, the next run continues and recovers.
+	echo 0 >"$DEV/$VF5/nvidia/current_vgpu_type"
+	rm "$T/proc/4242/fd/5"
+	run -0 --separate-stderr rec --card $PF
+	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"recovered"}'
+}
+
+@test "vfrecover --wait S waits for the card to go idle" {
+	claim $VF4 i-1
+	(sleep 1.5; _store_edit "$DATA/gpu/vf-claims.json" claims '.claims = []') &
+	PIDS="$PIDS $!"
+	run -0 --separate-stderr rec --card $PF --wait 10
+	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"recovered"}'
+}
+
+@test "vfrecover: quiesce fails while a process holds /dev/nvidia0, naming it; restore runs; sriov-manage never runs" {
+	nvidia_holder 3131 nv-hostengine
+	run -1 --separate-stderr rec --card $PF
+	assert_equal "$(steps)" "preflight:done drain:done idle:done quiesce:failed restore:done"
+	assert_line --index 3 '{"card":"0000:e3:00.0","step":"quiesce","status":"failed","holders":[{"pid":3131,"comm":"nv-hostengine","dev":"/dev/nvidia0"}]}'
+	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"failed","step":"quiesce"}'
+	run -0 cat "$CALLS"
+	assert_output "quiesce $PF
+restore $PF"
+	quarantined $VF4
+	# The holder goes away while quiesce waits: it succeeds.
+	(sleep 1; rm "$T/proc/3131/fd/3") &
+	PIDS="$PIDS $!"
+	run -0 --separate-stderr rec --card $PF
+	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"recovered"}'
+}
+
+@test "vfrecover: sysfs decides, not sriov-manage's exit status; restore runs after each failed or timed-out step" {
+	for mode in unbindlock noop-disable noop-enable hang; do
+		echo "# $mode" >&2
+		: >"$CALLS"
+		SRIOV_MODE=$mode run -1 --separate-stderr rec --card $PF
+		want=disable
+		[ $mode != noop-enable ] || want=enable
+		assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"failed","step":"'$want'"}'
+		if [ $mode = hang ]; then
+			assert_line '{"card":"0000:e3:00.0","step":"disable","status":"failed","error":"timeout"}'
+		fi
+		run -0 jq -r '.steps[] | select(.step == "'$want'") | .status' \
+		    "$JOURNAL"
+		assert_output failed
+		run -0 tail -n 1 "$CALLS"
+		assert_output "restore $PF"
+		quarantined $VF4
+		# The stand-in's state back to a card with VFs.
+		"$VFS_ROOT/t/lib/sriov-manage" -e $PF >/dev/null
+	done
+	run -0 --separate-stderr rec --card $PF
+	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"recovered"}'
+}
