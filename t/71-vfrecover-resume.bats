@@ -1,0 +1,159 @@
+#!/usr/bin/env bats
+# vfrecover (SPEC 4.6), the hard cases: SIGTERM mid-run (the step ends,
+# restore runs, exit 75, a rerun resumes), kill -9 at random moments (a
+# rerun always recovers, the stand-in DCGM is never left stopped, no VF
+# of the card is handed out between drain and clear), two runs on one
+# card, the systemic guard and --force, a failed verification, --status,
+# the store unavailable and usage errors.
+
+load helpers
+load lib/placement
+load lib/recovery
+
+setup() {
+	vfs_setup
+	recovery_setup
+	PIDS=
+}
+
+teardown() {
+	kill_pids
+}
+
+@test "vfrecover: SIGTERM finishes the step, restores, exits 75; the next run resumes and recovers" {
+	recovery_conf "recovery.quiesce_command = echo quiesce >>$CALLS; touch $T/in-quiesce; sleep 1"
+	vfrecover --proc-root "$T" --card $PF >"$T/out" 2>"$T/err" &
+	pid=$!
+	PIDS="$PIDS $pid"
+	wait_for test -e "$T/in-quiesce"
+	kill -TERM $pid
+	rc=0
+	wait $pid || rc=$?
+	assert_equal "$rc" 75
+	run -0 cat "$CALLS"
+	assert_output "quiesce
+restore $PF"
+	run -0 jq -r '.steps[] | "\(.step):\(.status)"' "$JOURNAL"
+	assert_equal "$(echo $output)" "preflight:done drain:done idle:done quiesce:done restore:done"
+	quarantined $VF4
+	run -0 --separate-stderr rec --card $PF
+	assert_equal "$(steps)" "preflight:done drain:done idle:done quiesce:done disable:done enable:done restore:done verify:skipped clear:done"
+	assert_line --index 0 --partial '"resumed":true'
+	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"recovered"}'
+}
+
+@test "vfrecover: killed with SIGKILL at random moments, a rerun always recovers and restores; nothing is placed on the drained card" {
+	local n journal drained
+	claim_free() {
+		vfpick --data-dir "$DATA" --sysfs-root "$SYSFS" \
+		    --profile 'NVIDIA L40S-12Q' >/dev/null 2>&1
+	}
+	for ((n = 0; n < 25; n++)); do
+		echo "# kill $n" >&2
+		vfrecover --proc-root "$T" --card $PF >/dev/null 2>&1 &
+		pid=$!
+		sleep "0.$((RANDOM % 7))$((RANDOM % 10))"
+		kill -KILL $pid 2>/dev/null || true
+		wait $pid 2>/dev/null || true
+		sleep 0.2	# an orphaned stand-in command finishes
+		run -0 vfstore --data-dir "$DATA" check
+		drained=0
+		if [ -e "$JOURNAL" ]; then
+			run -0 jq -r '[.steps[] | select(.status == "done") | .step] | join(" ")' "$JOURNAL"
+			journal=$output
+			[[ " $journal " != *" drain "* ]] || drained=1
+		fi
+		if [ $drained = 1 ]; then
+			run -1 claim_free
+		fi
+	done
+	run -0 --separate-stderr rec --card $PF
+	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"recovered"}'
+	assert_equal "$(cat "$DEV/$PF/sriov_numvfs")" 3
+	# Every quiesce is followed by a restore: the stand-in DCGM runs.
+	run -0 grep -E '^(quiesce|restore)' "$CALLS"
+	assert_equal "${lines[-1]}" "restore $PF"
+	run -0 claim_free
+}
+
+@test "vfrecover: a second run on the same card exits 75 while the first holds PF.lock" {
+	recovery_conf "recovery.quiesce_command = touch $T/in-quiesce; sleep 1.5"
+	vfrecover --proc-root "$T" --card $PF >"$T/out" 2>/dev/null &
+	pid=$!
+	PIDS="$PIDS $pid"
+	wait_for test -e "$T/in-quiesce"
+	run -75 --separate-stderr rec --card $PF
+	assert_output ''
+	assert_equal "$(jq -r .msg <<<"$stderr")" "another vfrecover runs on the card"
+	rc=0
+	wait $pid || rc=$?
+	assert_equal "$rc" 0
+	assert_equal "$(tail -n 1 "$T/out")" '{"card":"0000:e3:00.0","result":"recovered"}'
+}
+
+@test "vfrecover: a suspected systemic failure stops preflight and changes nothing; --force cycles anyway" {
+	local vf
+	for vf in $VF4 $VF5 $VF6; do
+		vfstore --data-dir "$DATA" report-failure --vf $vf --instance "i-$vf" \
+		    --assigned-at 2026-08-20T15:00:00Z >/dev/null 2>&1
+	done
+	before=$(sha "$DATA/gpu/vf-health.json")
+	run -1 --separate-stderr rec --card $PF
+	assert_equal "$(steps)" "preflight:failed"
+	run -0 jq -r 'select(.status) | .systemic_reason, .error' <<<"$output"
+	assert_output "failures on 3 VFs of 1 card within 3600 s
+systemic failure suspected; --force to cycle"
+	assert_equal "$(sha "$DATA/gpu/vf-health.json")" "$before"
+	assert_equal "$(cat "$CALLS")" ""
+	assert_file_not_exists "$JOURNAL"
+	run -0 --separate-stderr rec --card $PF --force
+	assert_line --index 0 --partial '"forced":true'
+	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"recovered"}'
+	# The clear's audit line keeps the failures it dropped.
+	run -0 jq -r 'select(.command == "clear") | .dropped | length' "$AUDIT"
+	assert_output 0
+	run -0 jq -r 'select(.command == "drain") | .dropped | map(.vf_address) | join(" ")' "$AUDIT"
+	assert_output "$VF4 $VF5 $VF6"
+}
+
+@test "vfrecover: a failed verification ends the run with exit 1 and leaves the card drained" {
+	vfstore --data-dir "$DATA" --sysfs-root "$SYSFS" quarantine --vf $VF6 \
+	    >/dev/null 2>&1
+	recovery_conf "recovery.verify_command = echo verify \$VFSENTINEL_VF \$VFSENTINEL_CARD >>$CALLS; exit 3"
+	run -1 --separate-stderr rec --card $PF
+	assert_line '{"card":"0000:e3:00.0","step":"verify","status":"failed","vfs":["0000:e3:00.6"],"error":"exit 3","vf":"0000:e3:00.6"}'
+	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"failed","step":"verify"}'
+	run -0 tail -n 1 "$CALLS"
+	assert_output "verify $VF6 $PF"
+	quarantined $VF4
+	quarantined $VF6
+	# --status shows the journal in progress.
+	run -0 vfrecover --status
+	assert_equal "$(jq -r '.card, .state, .steps[-1].step' <<<"$output")" "$PF
+in_progress
+verify"
+}
+
+@test "vfrecover --status prints the last journal of a recovered card" {
+	run -0 vfrecover --status
+	assert_output ''
+	run -0 rec --card $PF
+	run -0 vfrecover --status
+	assert_equal "${#lines[@]}" 1
+	assert_equal "$(jq -r '.card, .state, (.vfs | length)' <<<"$output")" "$PF
+last
+3"
+}
+
+@test "vfrecover: usage errors exit 64, a bad address 65, a missing state directory 69" {
+	run -64 --separate-stderr vfrecover
+	assert_output ''
+	run -64 --separate-stderr vfrecover --card $PF --status
+	run -65 --separate-stderr vfrecover --card e3:00
+	run -0 --separate-stderr vfrecover --version
+	assert_output 'vfrecover (vfsentinel) 0.1.0'
+	rm -r "$DATA/gpu"
+	run -69 --separate-stderr rec --card $PF
+	assert_output ''
+	assert_equal "$(cat "$CALLS")" ""
+}
