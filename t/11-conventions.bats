@@ -9,7 +9,7 @@ load lib/store
 load lib/sentinel
 load lib/guest
 
-PROGS="kmsg-watch gpu-probe vsock-answer sentinel-poll vfstore vfpick resources-report"
+PROGS="kmsg-watch gpu-probe vsock-answer sentinel-poll vfstore vfpick resources-report vfrecover"
 P12='NVIDIA L40S-12Q'
 # SIGTERM's bit in /proc/PID/status masks (signal 15).
 TERM_BIT=$((1 << 14))
