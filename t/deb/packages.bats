@@ -147,9 +147,6 @@ host_conf() {
 	done
 	runit_env vfsentinel-answer VFSENTINEL_LISTEN "unix:$T/answer.sock"
 	runit_env vfsentinel-answer VFSENTINEL_STATE_FILE "$T/run/state.json"
-	# The package made the vfsentinel user, to which the service drops;
-	# it could not reach the test's private directory.
-	runit_env vfsentinel-answer VFSENTINEL_USER root
 	runit_env vfsentinel-kmsg VFSENTINEL_SYSFS_ROOT "$SYSFS"
 	runit_start
 	runit_wait_stat vfsentinel-answer run 100

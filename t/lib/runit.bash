@@ -25,13 +25,18 @@ runit_setup() {
 }
 
 # runit_copy NAME... : copies sv/NAME (from $RUNIT_SRC, default the
-# repository's sv/) into RUNIT_SV, without any stale supervise/ or logs.
+# repository's sv/) into RUNIT_SV, without any stale supervise/ or logs,
+# with env/VFSENTINEL_USER root.
 runit_copy() {
 	local src=${RUNIT_SRC:-$VFS_ROOT/sv} n
 	for n in "$@"; do
 		cp -R "$src/$n" "$RUNIT_SV/"
 		rm -rf "$RUNIT_SV/$n/supervise" "$RUNIT_SV/$n/log/supervise" \
 		    "$RUNIT_SV/$n/log/main"
+		# Root, even where a vfsentinel user exists (make check-deb
+		# leaves the package's): a dropped user could not reach the
+		# test's private directories. t/80 tests the drop itself.
+		runit_env "$n" VFSENTINEL_USER root
 	done
 }
 
