@@ -11,6 +11,7 @@
 #   make deb          the Debian packages in build-deb/ (lintian-clean)
 #   make check-deb    install, check and purge those packages (root)
 #   make install      PREFIX=/usr/local DESTDIR=
+#   make uninstall    the same PREFIX and DESTDIR
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -208,8 +209,27 @@ install: all
 		$(INSTALL) -m 644 etc/vfsentinel.conf "$$conf.dist"; \
 		echo "install: kept $$conf; the shipped one is $$conf.dist"; \
 	else $(INSTALL) -m 644 etc/vfsentinel.conf "$$conf"; fi
-	cp -R sv/. $(DESTDIR)$(SVDIR_INST)/
+	@for s in sv/*; do \
+		d=$(DESTDIR)$(SVDIR_INST)/$${s#sv/}; \
+		mkdir -p "$$d/env"; \
+		(cd "$$s" && tar -cf - --exclude=./env .) | (cd "$$d" && tar -xf -); \
+		for f in "$$s"/env/*; do \
+			if [ -e "$$d/env/$${f##*/}" ]; then \
+				echo "install: kept $$d/env/$${f##*/}"; \
+			else cp "$$f" "$$d/env/"; fi; \
+		done; \
+	done
 	@$(MAKE) --no-print-directory install-user
+
+# Removes what install copied; keeps the configuration, the state
+# directory and the service user (as a package purge keeps the last two).
+uninstall:
+	cd $(DESTDIR)$(BINDIR_INST) && rm -f $(PROG_SRCS:src/%.c=%)
+	cd $(DESTDIR)$(MANDIR)/man1 && rm -f $(notdir $(wildcard share/man/man1/*.1))
+	rm -rf $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SVDIR_INST)
+	-rmdir $(DESTDIR)$(PREFIX)/share/vfsentinel 2>/dev/null
+	@echo "uninstall: kept $(DESTDIR)$(SYSCONFDIR)/vfsentinel, the data" \
+		"directory and the $(SERVICE_USER) user"
 
 # The services drop root to this user where it exists (SPEC 5). A real
 # install as root creates it; a staged one (DESTDIR) leaves that to the
@@ -238,7 +258,7 @@ clean:
 distclean: clean
 	rm -rf build-tools build-fuzz
 
-.PHONY: all deps check check-asan lint lint-shell lint-man lint-tests lint-layers deb check-deb demo bench install \
+.PHONY: all deps check check-asan lint lint-shell lint-man lint-tests lint-layers deb check-deb demo bench install uninstall \
 	install-user clean distclean test-aids
 
 -include $(LIB_OBJS:.o=.d) $(COMMON_OBJS:.o=.d) \

@@ -1,0 +1,60 @@
+#!/usr/bin/env bats
+# make install / make uninstall into a DESTDIR (README "Installing"): what
+# lands where, an operator's configuration and service env/ files kept
+# over a reinstall, and an uninstall that removes what install copied.
+
+load helpers
+
+setup() {
+	vfs_setup
+	D=$T/stage
+}
+
+inst() {
+	make -C "$VFS_ROOT" --no-print-directory -s "$@" PREFIX=/usr \
+	    DESTDIR="$D" SYSCONFDIR=/etc BUILD="$VFS_BUILD" BIN="$VFS_BIN"
+}
+
+@test "make install: programs, man pages, docs, the configuration and the services" {
+	local p
+	run -0 inst install
+	for p in "$VFS_BIN"/*; do
+		[ -x "$D/usr/bin/${p##*/}" ]
+	done
+	[ -f "$D/usr/share/man/man1/vfstore.1" ]
+	[ -f "$D/usr/share/doc/vfsentinel/operations.md" ]
+	cmp "$VFS_ROOT/etc/vfsentinel.conf" "$D/etc/vfsentinel/vfsentinel.conf"
+	[ -x "$D/usr/share/vfsentinel/sv/vfsentinel-reconcile/run" ]
+	[ -x "$D/usr/share/vfsentinel/sv/vfsentinel-answer/log/run" ]
+	# A staged install leaves the user and vfstore init to the target.
+	assert_output --partial "create the state directory as root"
+}
+
+@test "make install over an edited install keeps the configuration and the services' env/ files" {
+	run -0 inst install
+	echo 'sentinel.interval = 9' >>"$D/etc/vfsentinel/vfsentinel.conf"
+	echo /opt/vfs/bin >"$D/usr/share/vfsentinel/sv/vfsentinel-sentinel/env/PATH"
+	rm "$D/usr/share/vfsentinel/sv/vfsentinel-sentinel/env/VFSENTINEL_ARGS"
+	echo changed >"$D/usr/share/vfsentinel/sv/vfsentinel-sentinel/run"
+	run -0 inst install
+	assert_output --partial "kept $D/etc/vfsentinel/vfsentinel.conf"
+	assert_output --partial "kept $D/usr/share/vfsentinel/sv/vfsentinel-sentinel/env/PATH"
+	run -0 tail -1 "$D/etc/vfsentinel/vfsentinel.conf"
+	assert_output 'sentinel.interval = 9'
+	cmp "$VFS_ROOT/etc/vfsentinel.conf" "$D/etc/vfsentinel/vfsentinel.conf.dist"
+	run -0 cat "$D/usr/share/vfsentinel/sv/vfsentinel-sentinel/env/PATH"
+	assert_output /opt/vfs/bin
+	# A file the operator never had comes back; run itself is the new one.
+	[ -e "$D/usr/share/vfsentinel/sv/vfsentinel-sentinel/env/VFSENTINEL_ARGS" ]
+	cmp "$VFS_ROOT/sv/vfsentinel-sentinel/run" \
+	    "$D/usr/share/vfsentinel/sv/vfsentinel-sentinel/run"
+}
+
+@test "make uninstall removes what install copied and keeps the configuration" {
+	run -0 inst install
+	run -0 inst uninstall
+	run -0 find "$D" -type f
+	assert_output "$D/etc/vfsentinel/vfsentinel.conf"
+	[ ! -e "$D/usr/share/vfsentinel" ]
+	[ ! -e "$D/usr/share/doc/vfsentinel" ]
+}
