@@ -17,7 +17,6 @@
  * or a stop signal (restore has run, the journal says where to resume);
  * 78 configuration.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
@@ -30,7 +29,6 @@
 #include "audit.h"
 #include "cli.h"
 #include "health.h"
-#include "holders.h"
 #include "io.h"
 #include "jsonl.h"
 #include "lock.h"
@@ -41,8 +39,6 @@
 #include "sig.h"
 #include "store.h"
 #include "sysfs.h"
-#include "systemic.h"
-#include "timefmt.h"
 #include "vfaddr.h"
 
 #define PROG "vfrecover"
@@ -173,17 +169,6 @@ emit(struct run *r, json_t *obj)
 	json_decref(obj);
 }
 
-static json_t *
-list_json(const struct vf_list *l)
-{
-	json_t *a = json_array();
-	size_t i;
-
-	for (i = 0; a != NULL && i < l->n; i++)
-		json_array_append_new(a, json_string(l->v[i]));
-	return a;
-}
-
 /* Appends the step's audit line under the store's exclusive lock. */
 static int
 audit_step(struct run *r, enum recovery_step step, const json_t *fields,
@@ -298,20 +283,6 @@ run_sriov(struct run *r, const char *step, const char *opt)
 	return run_command(r, step, "exec \"$0\" \"$@\"", args, NULL);
 }
 
-/* Polls cond every 200 ms for up to settle_timeout; false on a stop. */
-static bool
-settle(struct run *r, bool (*cond)(struct run *))
-{
-	long long end = io_now_ms() + (long long)r->conf.settle_timeout * 1000;
-
-	while (!cond(r)) {
-		if (sig_stop || io_now_ms() >= end)
-			return false;
-		(void)poll(NULL, 0, 200);
-	}
-	return true;
-}
-
 /* --- the store ----------------------------------------------------------- */
 
 /* Locks the store and loads the health store (and the ledger, with c). */
@@ -337,26 +308,6 @@ load_store(struct run *r, bool exclusive, struct health *h,
 	return log_fail(r->s.nomem ? EX_OSERR : EX_UNAVAILABLE,
 	    r->s.nomem ? "out of memory" : "VF health state unavailable",
 	    "{s:s}", "error", r->s.why);
-}
-
-/* The systemic-failure rule (SPEC.md 4.5) over the whole host. */
-static int
-systemic(struct run *r, const struct health *h, const struct claims *c,
-    struct systemic *sy)
-{
-	struct systemic_rule rule = systemic_rule_of(&r->conf);
-	struct vf_inventory inv = { 0 };
-	struct placement p = { 0 };
-	struct timespec now;
-	int rc = -1;
-
-	timefmt_now(&now);
-	if (sysfs_inventory(r->conf.sysfs_root, &inv, NULL) == 0 &&
-	    placement_build(&p, &inv, h, c) == 0)
-		rc = systemic_check(&p, &rule, &now, sy);
-	placement_release(&p);
-	sysfs_inventory_release(&inv);
-	return rc;
 }
 
 /* --- the steps ----------------------------------------------------------- */
@@ -385,7 +336,7 @@ preflight_checks(struct run *r, struct systemic *sy)
 		if (health_vf_quarantined(&h, r->vfs.v[i]) &&
 		    vf_list_add(&r->wedged, r->vfs.v[i]) < 0)
 			rc = log_fail(EX_OSERR, "out of memory", NULL);
-	if (rc == 0 && systemic(r, &h, &c, sy) < 0)
+	if (rc == 0 && recovery_systemic(&r->conf, &h, &c, sy) < 0)
 		rc = log_fail(EX_OSERR, "cannot apply the systemic-failure "
 		    "rule", "{s:s}", "error", strerror(errno));
 	health_release(&h);
@@ -403,8 +354,8 @@ step_preflight(struct run *r)
 	if ((rc = preflight_checks(r, &sy)) != 0)
 		return rc == STEP_FAILED ? finish_step(r, STEP_PREFLIGHT,
 		    true) : rc;
-	f = json_pack("{s:o, s:o}", "vfs", list_json(&r->vfs), "wedged",
-	    list_json(&r->wedged));
+	f = json_pack("{s:o, s:o}", "vfs", recovery_list_json(&r->vfs), "wedged",
+	    recovery_list_json(&r->wedged));
 	if (r->resumed)
 		json_object_set_new(f, "resumed", json_true());
 	if (sy.suspected && !r->resumed) {
@@ -446,7 +397,7 @@ step_edit(struct run *r, enum recovery_step step)
 		    "{s:s}", "error", r->s.why);
 	if (rc == 0) {
 		set_status(r, "done", json_pack("{s:o}", "vfs",
-		    list_json(&r->vfs)));
+		    recovery_list_json(&r->vfs)));
 		extra = json_pack("{s:O}", "dropped", dropped);
 		rc = audit_step(r, step, extra, true);
 		json_decref(extra);
@@ -510,29 +461,9 @@ step_idle(struct run *r)
 	return finish_step(r, STEP_IDLE, false);
 }
 
-/* The processes holding a host /dev/nvidia* node (new array), or NULL. */
-static json_t *
-holders_now(struct run *r)
-{
-	struct holders h;
-	json_t *a;
-	size_t i;
-
-	if (holders_scan(&h, r->proc_root, "/dev/nvidia") < 0)
-		return NULL;
-	a = json_array();
-	for (i = 0; a != NULL && i < h.n; i++)
-		json_array_append_new(a, json_pack("{s:I, s:s, s:s}", "pid",
-		    (json_int_t)h.v[i].pid, "comm", h.v[i].comm, "dev",
-		    h.v[i].dev));
-	holders_release(&h);
-	return a;
-}
-
 static int
 step_quiesce(struct run *r)
 {
-	long long end = io_now_ms() + (long long)r->conf.settle_timeout * 1000;
 	json_t *held;
 	int rc;
 
@@ -542,38 +473,14 @@ step_quiesce(struct run *r)
 	if (r->conf.quiesce_command[0] != '\0' && !run_command(r, "quiesce",
 	    r->conf.quiesce_command, NULL, NULL))
 		r->status_word = "failed";
-	while (strcmp(r->status_word, "done") == 0) {
-		if ((held = holders_now(r)) == NULL) {
-			r->status_word = "failed";
-			json_object_set_new(r->fields, "error", json_string(
-			    "cannot scan for /dev/nvidia holders"));
-		} else if (json_array_size(held) == 0) {
-			json_decref(held);
-			break;
-		} else if (sig_stop || io_now_ms() >= end) {
-			r->status_word = "failed";
-			json_object_set_new(r->fields, "holders", held);
-		} else {
-			json_decref(held);
-			(void)poll(NULL, 0, 200);
-		}
+	else if ((rc = recovery_wait_unheld(r->proc_root,
+	    r->conf.settle_timeout, &held)) != 0) {
+		r->status_word = "failed";
+		json_object_set_new(r->fields, rc > 0 ? "holders" : "error",
+		    rc > 0 ? held : json_string("cannot scan for /dev/nvidia "
+		    "holders"));
 	}
 	return finish_step(r, STEP_QUIESCE, false);
-}
-
-static bool
-card_disabled(struct run *r)
-{
-	return recovery_card_disabled(r->conf.sysfs_root, r->card);
-}
-
-static bool
-card_enabled(struct run *r)
-{
-	size_t have;
-
-	return recovery_card_enabled(r->conf.sysfs_root, r->card, r->vfs.n,
-	    &have);
 }
 
 /* disable and enable: sriov-manage, then sysfs must agree. */
@@ -590,11 +497,10 @@ step_sriov(struct run *r, enum recovery_step step)
 	set_status(r, "done", NULL);
 	if (!run_sriov(r, name, dis ? "-d" : "-e"))
 		r->status_word = "failed";
-	else if (!settle(r, dis ? card_disabled : card_enabled)) {
+	else if (dis ? !recovery_wait_disabled(r->conf.sysfs_root, r->card,
+	    r->conf.settle_timeout) : !recovery_wait_enabled(r->conf.sysfs_root,
+	    r->card, r->vfs.n, r->conf.settle_timeout, &have)) {
 		r->status_word = "failed";
-		if (!dis)
-			(void)recovery_card_enabled(r->conf.sysfs_root,
-			    r->card, r->vfs.n, &have);
 		json_object_set_new(r->fields, "error", json_string(dis ?
 		    "VFs still present after sriov-manage -d" :
 		    "VFs missing after sriov-manage -e"));
@@ -626,7 +532,7 @@ step_verify(struct run *r)
 	size_t i;
 
 	set_status(r, "done", json_pack("{s:o}", "vfs",
-	    list_json(&r->wedged)));
+	    recovery_list_json(&r->wedged)));
 	if (r->conf.verify_command[0] == '\0' || r->wedged.n == 0) {
 		r->status_word = "skipped";
 		log_msg(LVL_WARN, "no verification boot: the next placement "
@@ -662,29 +568,6 @@ run_step(struct run *r, enum recovery_step step)
 }
 
 /* --- the run ------------------------------------------------------------- */
-
-/*
- * Where a resumed run continues: the first step not done or skipped; a
- * cycle interrupted in quiesce, disable or enable runs again as a whole.
- */
-static enum recovery_step
-resume_point(struct run *r)
-{
-	enum recovery_step s;
-	const char *st;
-
-	for (s = STEP_DRAIN; s < STEP_CLEAR; s++) {
-		st = recovery_journal_status(r->j, s);
-		if (st == NULL || (strcmp(st, "done") != 0 &&
-		    strcmp(st, "skipped") != 0))
-			break;
-	}
-	if (s >= STEP_QUIESCE && s <= STEP_ENABLE) {
-		recovery_journal_drop_from(r->j, STEP_QUIESCE);
-		s = STEP_QUIESCE;
-	}
-	return s;
-}
 
 /* The final line and the exit code of a run that got this far. */
 static int
@@ -727,7 +610,7 @@ cycle(struct run *r)
 			return conclude(r, rc, last);
 	}
 	if (r->resumed)
-		start = resume_point(r);
+		start = recovery_resume_point(r->j);
 	for (s = STEP_DRAIN; s <= STEP_CLEAR && rc == 0 && !sig_stop; s++) {
 		if (s >= STEP_QUIESCE && s < start)
 			continue;
@@ -799,7 +682,7 @@ dry_run(struct run *r)
 	    r->card);
 	for (i = 0; i < sizeof(plan) / sizeof(plan[0]); i++) {
 		f = plan[i] == STEP_DRAIN || plan[i] == STEP_CLEAR ?
-		    json_pack("{s:o}", "vfs", list_json(&r->vfs)) :
+		    json_pack("{s:o}", "vfs", recovery_list_json(&r->vfs)) :
 		    plan[i] == STEP_IDLE ? json_pack("{s:O?}", "busy", busy) :
 		    plan[i] == STEP_QUIESCE ? json_pack("{s:s}", "command",
 		    r->conf.quiesce_command) : plan[i] == STEP_DISABLE ?
@@ -808,7 +691,7 @@ dry_run(struct run *r)
 		    STEP_RESTORE ? json_pack("{s:s}", "command",
 		    r->conf.restore_command) : json_pack("{s:s, s:o}",
 		    "command", r->conf.verify_command, "vfs",
-		    list_json(&r->wedged));
+		    recovery_list_json(&r->wedged));
 		set_status(r, "planned", f);
 		(void)finish_step(r, plan[i], true);
 	}
@@ -819,36 +702,21 @@ dry_run(struct run *r)
 	return rc;
 }
 
+static void
+status_line(json_t *journal, void *arg)
+{
+	emit(arg, json_incref(journal));
+}
+
 /* --status: every journal, in progress or last, one line each. */
 static int
 show_status(struct run *r)
 {
-	struct dirent **names = NULL;
-	char path[PATH_MAX];
-	json_t *j;
-	int i, n;
-
-	if (store_init(&r->s, r->conf.data_dir) < 0 ||
-	    io_pathf(path, sizeof(path), "%s/recovery", r->s.dir) < 0)
+	if (store_init(&r->s, r->conf.data_dir) < 0)
 		return log_fail(EX_USAGE, "a path is too long", NULL);
-	if ((n = scandir(path, &names, NULL, alphasort)) < 0)
-		return errno == ENOENT ? 0 : log_fail(EX_IOERR, "cannot list "
-		    "the journals", "{s:s}", "error", strerror(errno));
-	for (i = 0; i < n; i++) {
-		const char *d = names[i]->d_name;
-		size_t len = strlen(d);
-
-		if (len > 5 && strcmp(d + len - 5, ".json") == 0 &&
-		    io_pathf(path, sizeof(path), "%s/recovery/%s", r->s.dir,
-		    d) == 0 && (j = json_load_file(path, 0, NULL)) != NULL) {
-			json_object_set_new(j, "state", json_string(len > 10 &&
-			    strcmp(d + len - 10, ".last.json") == 0 ? "last" :
-			    "in_progress"));
-			emit(r, j);
-		}
-		free(names[i]);
-	}
-	free(names);
+	if (recovery_journals(r->s.dir, status_line, r) < 0)
+		return log_fail(EX_IOERR, "cannot list the journals", "{s:s}",
+		    "error", strerror(errno));
 	return 0;
 }
 

@@ -32,8 +32,8 @@ recovery_step_name(enum recovery_step step)
 	return step < RECOVERY_NSTEPS ? step_names[step] : "?";
 }
 
-static json_t *
-list_json(const struct vf_list *l)
+json_t *
+recovery_list_json(const struct vf_list *l)
 {
 	json_t *arr = json_array();
 	size_t i;
@@ -65,8 +65,8 @@ recovery_journal_new(const char *card, const struct vf_list *vfs,
 	if (now_string(at, sizeof(at)) < 0)
 		return NULL;
 	j = json_pack("{s:i, s:s, s:s, s:o?, s:o?, s:[]}", "version", 1,
-	    "card", card, "started_at", at, "vfs", list_json(vfs), "wedged",
-	    list_json(wedged), "steps");
+	    "card", card, "started_at", at, "vfs", recovery_list_json(vfs),
+	    "wedged", recovery_list_json(wedged), "steps");
 	if (j == NULL || json_object_get(j, "vfs") == NULL ||
 	    json_object_get(j, "wedged") == NULL) {
 		json_decref(j);
@@ -256,4 +256,64 @@ recovery_needs_restore(const json_t *j)
 	const char *r = recovery_journal_status(j, STEP_RESTORE);
 
 	return q != NULL && (r == NULL || strcmp(r, "done") != 0);
+}
+
+enum recovery_step
+recovery_resume_point(json_t *j)
+{
+	enum recovery_step s;
+	const char *st;
+
+	for (s = STEP_DRAIN; s < STEP_CLEAR; s++) {
+		st = recovery_journal_status(j, s);
+		if (st == NULL || (strcmp(st, "done") != 0 &&
+		    strcmp(st, "skipped") != 0))
+			break;
+	}
+	if (s >= STEP_QUIESCE && s <= STEP_ENABLE) {
+		recovery_journal_drop_from(j, STEP_QUIESCE);
+		s = STEP_QUIESCE;
+	}
+	return s;
+}
+
+/* Loads one journal file of the directory and hands it to fn. */
+static void
+journal_file(const char *dir, const char *name,
+    void (*fn)(json_t *, void *), void *arg)
+{
+	size_t len = strlen(name);
+	char path[PATH_MAX];
+	bool last;
+	json_t *j;
+
+	if (len <= 5 || strcmp(name + len - 5, ".json") != 0 ||
+	    io_pathf(path, sizeof(path), "%s/%s", dir, name) < 0 ||
+	    (j = json_load_file(path, JSON_REJECT_DUPLICATES, NULL)) == NULL)
+		return;
+	last = len > 10 && strcmp(name + len - 10, ".last.json") == 0;
+	if (json_object_set_new(j, "state", json_string(last ? "last" :
+	    "in_progress")) == 0)
+		fn(j, arg);
+	json_decref(j);
+}
+
+int
+recovery_journals(const char *gpu_dir, void (*fn)(json_t *, void *),
+    void *arg)
+{
+	struct dirent **names = NULL;
+	char dir[PATH_MAX];
+	int i, n;
+
+	if (io_pathf(dir, sizeof(dir), "%s/recovery", gpu_dir) < 0)
+		return -1;
+	if ((n = scandir(dir, &names, NULL, alphasort)) < 0)
+		return errno == ENOENT ? 0 : -1;
+	for (i = 0; i < n; i++) {
+		journal_file(dir, names[i]->d_name, fn, arg);
+		free(names[i]);
+	}
+	free(names);
+	return 0;
 }

@@ -22,8 +22,10 @@
 
 #include <jansson.h>
 
+#include "conf.h"
 #include "store.h"
 #include "sysfs.h"
+#include "systemic.h"
 
 /* The steps, in order. */
 enum recovery_step {
@@ -43,6 +45,9 @@ enum recovery_step {
 
 /* "preflight", ... (static). */
 const char *recovery_step_name(enum recovery_step step);
+
+/* The addresses of l as a JSON array. New reference, or NULL/ENOMEM. */
+json_t *recovery_list_json(const struct vf_list *l);
 
 /*
  * A new journal for card with its VFs and the wedged ones. New
@@ -75,6 +80,23 @@ const char *recovery_journal_status(const json_t *j, enum recovery_step step);
 /* Removes the entries of steps from..RECOVERY_NSTEPS-1. */
 void recovery_journal_drop_from(json_t *j, enum recovery_step from);
 
+/*
+ * Where a resumed run continues: the first step after preflight not done
+ * or skipped. A cycle interrupted in quiesce, disable or enable runs
+ * again as a whole: their entries (and restore's) are dropped from j and
+ * STEP_QUIESCE is returned.
+ */
+enum recovery_step recovery_resume_point(json_t *j);
+
+/*
+ * Calls fn on each journal in GPU_DIR/recovery (PF.json, PF.last.json),
+ * by name, with "state" set to "in_progress" or "last" (borrowed for the
+ * call). A file that does not load is skipped. 0 (none, or no directory)
+ * or -1/errno.
+ */
+int recovery_journals(const char *gpu_dir,
+    void (*fn)(json_t *journal, void *arg), void *arg);
+
 /* The journal's "vfs" or "wedged" list into l (appended). 0 or -1. */
 int recovery_journal_list(const json_t *j, const char *key,
     struct vf_list *l);
@@ -105,6 +127,33 @@ bool recovery_card_disabled(const char *sysfs_root, const char *card);
  */
 bool recovery_card_enabled(const char *sysfs_root, const char *card,
     size_t want, size_t *have);
+
+/*
+ * Waits up to timeout_s seconds (polling every 200 ms; a stop signal,
+ * sig_stop, ends the wait) until the card has no VF left, or until it
+ * has want VFs ready (recovery_card_enabled(); *have the ready ones).
+ * True when it got there.
+ */
+bool recovery_wait_disabled(const char *sysfs_root, const char *card,
+    unsigned timeout_s);
+bool recovery_wait_enabled(const char *sysfs_root, const char *card,
+    size_t want, unsigned timeout_s, size_t *have);
+
+/*
+ * Waits up to timeout_s seconds (as above) until no process holds a
+ * host /dev/nvidia* node open (holders.h). 0: none; 1: *held is a new
+ * array of the holders ({"pid","comm","dev"}) still there; -1 with errno
+ * when PROC_ROOT/proc cannot be scanned.
+ */
+int recovery_wait_unheld(const char *proc_root, unsigned timeout_s,
+    json_t **held);
+
+/*
+ * The systemic-failure rule (systemic.h) of configuration c over the
+ * whole host's VFs (h and c: the store and the ledger). 0 or -1/errno.
+ */
+int recovery_systemic(const struct conf *conf, const struct health *h,
+    const struct claims *c, struct systemic *out);
 
 /*
  * The idle rule for vfs: each VF claimed (instance_id), allocated in

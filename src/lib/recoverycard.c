@@ -10,6 +10,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +18,12 @@
 #include <sys/stat.h>
 
 #include "health.h"
+#include "holders.h"
 #include "io.h"
 #include "placement.h"
 #include "recovery.h"
+#include "sig.h"
+#include "timefmt.h"
 #include "vfio.h"
 
 static int
@@ -239,4 +243,98 @@ recovery_clear(struct health *h, const struct vf_list *vfs, bool *changed,
     json_t **dropped)
 {
 	return edit_vfs(h, vfs, changed, dropped, health_clear);
+}
+
+/* Polls every 200 ms until the deadline; false at it or on a stop. */
+static bool
+nap(long long end)
+{
+	if (sig_stop || io_now_ms() >= end)
+		return false;
+	(void)poll(NULL, 0, 200);
+	return true;
+}
+
+bool
+recovery_wait_disabled(const char *sysfs_root, const char *card,
+    unsigned timeout_s)
+{
+	long long end = io_now_ms() + (long long)timeout_s * 1000;
+
+	while (!recovery_card_disabled(sysfs_root, card))
+		if (!nap(end))
+			return false;
+	return true;
+}
+
+bool
+recovery_wait_enabled(const char *sysfs_root, const char *card, size_t want,
+    unsigned timeout_s, size_t *have)
+{
+	long long end = io_now_ms() + (long long)timeout_s * 1000;
+
+	while (!recovery_card_enabled(sysfs_root, card, want, have))
+		if (!nap(end))
+			return false;
+	return true;
+}
+
+/* The holders of h as a new array, or NULL/ENOMEM. */
+static json_t *
+holders_json(const struct holders *h)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; a != NULL && i < h->n; i++)
+		if (json_array_append_new(a, json_pack("{s:I, s:s, s:s}",
+		    "pid", (json_int_t)h->v[i].pid, "comm", h->v[i].comm,
+		    "dev", h->v[i].dev)) < 0) {
+			json_decref(a);
+			a = NULL;
+		}
+	if (a == NULL)
+		errno = ENOMEM;
+	return a;
+}
+
+int
+recovery_wait_unheld(const char *proc_root, unsigned timeout_s,
+    json_t **held)
+{
+	long long end = io_now_ms() + (long long)timeout_s * 1000;
+	struct holders h;
+
+	*held = NULL;
+	for (;;) {
+		if (holders_scan(&h, proc_root, "/dev/nvidia") < 0)
+			return -1;
+		if (h.n == 0)
+			return 0;
+		if (!nap(end))
+			break;
+		holders_release(&h);
+	}
+	*held = holders_json(&h);
+	holders_release(&h);
+	return *held == NULL ? -1 : 1;
+}
+
+int
+recovery_systemic(const struct conf *conf, const struct health *h,
+    const struct claims *c, struct systemic *out)
+{
+	struct systemic_rule rule = systemic_rule_of(conf);
+	struct vf_inventory inv = { 0 };
+	struct placement p = { 0 };
+	struct timespec now;
+	int rc = -1;
+
+	timefmt_now(&now);
+	if (sysfs_inventory(conf->sysfs_root, &inv, NULL) == 0 &&
+	    placement_build(&p, &inv, h, c) == 0)
+		rc = systemic_check(&p, &rule, &now, out);
+	placement_release(&p);
+	sysfs_inventory_release(&inv);
+	return rc;
 }
