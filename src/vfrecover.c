@@ -664,36 +664,18 @@ recover(struct run *r)
 static int
 dry_run(struct run *r)
 {
-	static const enum recovery_step plan[] = { STEP_DRAIN, STEP_IDLE,
-	    STEP_QUIESCE, STEP_DISABLE, STEP_ENABLE, STEP_RESTORE,
-	    STEP_VERIFY, STEP_CLEAR };
-	char dis[PATH_MAX + 32], en[PATH_MAX + 32];
-	json_t *busy = NULL, *f;
-	size_t i;
+	enum recovery_step step;
+	json_t *busy = NULL;
 	int rc;
 
 	if ((rc = step_preflight(r)) != 0)
 		return conclude(r, rc, STEP_PREFLIGHT);
 	if ((rc = busy_now(r, &busy)) != 0)
 		return rc;
-	(void)snprintf(dis, sizeof(dis), "%s -d %s", r->conf.sriov_manage,
-	    r->card);
-	(void)snprintf(en, sizeof(en), "%s -e %s", r->conf.sriov_manage,
-	    r->card);
-	for (i = 0; i < sizeof(plan) / sizeof(plan[0]); i++) {
-		f = plan[i] == STEP_DRAIN || plan[i] == STEP_CLEAR ?
-		    json_pack("{s:o}", "vfs", recovery_list_json(&r->vfs)) :
-		    plan[i] == STEP_IDLE ? json_pack("{s:O?}", "busy", busy) :
-		    plan[i] == STEP_QUIESCE ? json_pack("{s:s}", "command",
-		    r->conf.quiesce_command) : plan[i] == STEP_DISABLE ?
-		    json_pack("{s:s}", "command", dis) : plan[i] == STEP_ENABLE
-		    ? json_pack("{s:s}", "command", en) : plan[i] ==
-		    STEP_RESTORE ? json_pack("{s:s}", "command",
-		    r->conf.restore_command) : json_pack("{s:s, s:o}",
-		    "command", r->conf.verify_command, "vfs",
-		    recovery_list_json(&r->wedged));
-		set_status(r, "planned", f);
-		(void)finish_step(r, plan[i], true);
+	for (step = STEP_DRAIN; step <= STEP_CLEAR; step++) {
+		set_status(r, "planned", recovery_plan_fields(step, &r->conf,
+		    r->card, &r->vfs, &r->wedged, busy));
+		(void)finish_step(r, step, true);
 	}
 	rc = busy == NULL || json_array_size(busy) > 0 ? STEP_FAILED : 0;
 	emit(r, json_pack("{s:s, s:s}", "card", r->card, "result",

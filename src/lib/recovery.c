@@ -317,3 +317,42 @@ recovery_journals(const char *gpu_dir, void (*fn)(json_t *, void *),
 	free(names);
 	return 0;
 }
+
+/* "SRIOV_MANAGE -d PF", as the dry run shows it. */
+static json_t *
+sriov_command(const struct conf *c, const char *opt, const char *card)
+{
+	char cmd[PATH_MAX + 32];
+
+	if (io_pathf(cmd, sizeof(cmd), "%s %s %s", c->sriov_manage, opt,
+	    card) < 0)
+		return NULL;
+	return json_pack("{s:s}", "command", cmd);
+}
+
+json_t *
+recovery_plan_fields(enum recovery_step step, const struct conf *c,
+    const char *card, const struct vf_list *vfs,
+    const struct vf_list *wedged, json_t *busy)
+{
+	switch (step) {
+	case STEP_DRAIN:
+	case STEP_CLEAR:
+		return json_pack("{s:o}", "vfs", recovery_list_json(vfs));
+	case STEP_IDLE:
+		return json_pack("{s:O}", "busy", busy ? busy : json_null());
+	case STEP_QUIESCE:
+		return json_pack("{s:s}", "command", c->quiesce_command);
+	case STEP_DISABLE:
+		return sriov_command(c, "-d", card);
+	case STEP_ENABLE:
+		return sriov_command(c, "-e", card);
+	case STEP_RESTORE:
+		return json_pack("{s:s}", "command", c->restore_command);
+	case STEP_VERIFY:
+		return json_pack("{s:s, s:o}", "command", c->verify_command,
+		    "vfs", recovery_list_json(wedged));
+	default:
+		return json_object();
+	}
+}

@@ -89,6 +89,16 @@ void recovery_journal_drop_from(json_t *j, enum recovery_step from);
 enum recovery_step recovery_resume_point(json_t *j);
 
 /*
+ * The fields of step's line in a dry run (SPEC.md 4.6: the commands, the
+ * VFs it would drain, what is busy now): {"vfs"} for drain and clear,
+ * {"busy"} (borrowed; null when unknown) for idle, {"command"} for the
+ * others, verify's with the wedged "vfs". New reference, or NULL.
+ */
+json_t *recovery_plan_fields(enum recovery_step step, const struct conf *c,
+    const char *card, const struct vf_list *vfs,
+    const struct vf_list *wedged, json_t *busy);
+
+/*
  * Calls fn on each journal in GPU_DIR/recovery (PF.json, PF.last.json),
  * by name, with "state" set to "in_progress" or "last" (borrowed for the
  * call). A file that does not load is skipped. 0 (none, or no directory)
