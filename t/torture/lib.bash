@@ -16,7 +16,7 @@ load_builders() {
 make_host() {
 	local c n pf
 	S=$dir/sysfs D=$dir/data G=$dir/g
-	mkdir -p "$S/sys/bus/pci/devices" "$D" "$G" "$dir/proc" "$dir/w"
+	mkdir -p "$S/sys/bus/pci/devices" "$D" "$G" "$dir/proc/proc" "$dir/w"
 	for c in e3 e4; do
 		pf=0000:$c:00.0
 		mk_card "$S" "$pf"
