@@ -13,7 +13,7 @@
 load ../helpers
 load ../lib/runit
 
-HOST_PROGS=(resources-report sentinel-poll vfpick vfstore)
+HOST_PROGS=(resources-report sentinel-poll vfpick vfrecover vfstore)
 GUEST_PROGS=(gpu-probe kmsg-watch vsock-answer)
 HOST_SV=(vfsentinel-sentinel vfsentinel-resources vfsentinel-reconcile)
 GUEST_SV=(vfsentinel-answer vfsentinel-kmsg vfsentinel-probe)
