@@ -162,7 +162,8 @@ lint-man:
 # Every shell file: tools, services, test libraries, torture, bench, fuzz.
 SHELL_FILES = $(wildcard tools/*.sh sv/*/run sv/*/finish sv/*/log/run \
 	sv/*/control/* t/*.bash t/lib/*.bash t/lib/*.sh t/torture/*.sh \
-	t/torture/*.bash t/bench/*.sh t/bench/*.bash t/fuzz/run.sh)
+	t/torture/*.bash t/bench/*.sh t/bench/*.bash t/fuzz/run.sh \
+	debian/*.postinst debian/*.postrm)
 lint-shell:
 	@shellcheck $(SHELL_FILES) && echo "shell files clean"
 
