@@ -61,7 +61,11 @@ restore $PF"
 		if [ -e "$JOURNAL" ]; then
 			run -0 jq -r '[.steps[] | select(.status == "done") | .step] | join(" ")' "$JOURNAL"
 			journal=$output
-			[[ " $journal " != *" drain "* ]] || drained=1
+			# Drained and not yet cleared: the cycle is not
+			# through enable (clear may be saved before the
+			# journal says so, never before enable).
+			[[ " $journal " != *" drain "* ||
+			    " $journal " == *" enable "* ]] || drained=1
 		fi
 		if [ $drained = 1 ]; then
 			run -1 claim_free

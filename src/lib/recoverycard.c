@@ -60,7 +60,8 @@ recovery_card_virtfns(const char *sysfs_root, const char *card,
 		}
 	}
 	closedir(d);
-	qsort(l->v + first, l->n - first, sizeof(*l->v), addr_cmp);
+	if (l->n - first > 1)
+		qsort(l->v + first, l->n - first, sizeof(*l->v), addr_cmp);
 	return 0;
 }
 

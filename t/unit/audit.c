@@ -78,11 +78,16 @@ test_line(void)
 	json_decref(extra);
 }
 
+/* Appends the line's command to the 4096-byte buffer arg, keeping only
+ * the newest part when it fills up. */
 static int
 collect(const json_t *line, void *arg)
 {
 	char *buf = arg;
+	size_t len = strlen(buf);
 
+	if (len > 3000)
+		memmove(buf, buf + len - 1000, 1001);
 	strcat(buf, json_string_value(json_object_get(line, "command")));
 	strcat(buf, " ");
 	return 0;
