@@ -218,9 +218,17 @@ setup_host() {
 	gpu.vf_quarantine_threshold = 2
 	sentinel.interval = 1
 	sentinel.timeout = 2
+	recovery.sriov_manage = $ROOT/t/lib/sriov-manage
+	recovery.quiesce_command = echo "would run: systemctl stop nvidia-dcgm-exporter nvidia-dcgm nvidia-persistenced" >>$D/logs/dcgm.log
+	recovery.restore_command = echo "would run: systemctl start nvidia-persistenced nvidia-dcgm nvidia-dcgm-exporter" >>$D/logs/dcgm.log
+	recovery.settle_timeout = 5
 	EOF
 	VFSENTINEL_CONF=$D/vfsentinel.conf
-	export VFSENTINEL_CONF
+	# The stand-in sriov-manage cycles the simulated host's VFs; the
+	# holder checks read the simulated host's (empty) /proc.
+	FAKE_SYSFS=$D/host
+	mkdir -p "$D/proc"
+	export VFSENTINEL_CONF FAKE_SYSFS
 }
 
 start_sentinel() {
@@ -233,7 +241,7 @@ start_sentinel() {
 main() {
 	local t0=$SECONDS seed line p
 	for p in vfstore vfpick resources-report sentinel-poll kmsg-watch \
-	    gpu-probe vsock-answer; do
+	    gpu-probe vsock-answer vfrecover; do
 		command -v "$p" >/dev/null || { echo "demo: $p not built (run make)" >&2; exit 1; }
 	done
 	setup_host
@@ -319,18 +327,17 @@ main() {
 		done
 	fi
 
-	step "7. Recovery runbook (share/doc/operations.md) for card $WEDGED_CARD"
-	say "Drain the card so that nothing new lands on it:"
-	cmd "vfstore quarantine --card $WEDGED_CARD --reason 'runbook: wedged $WEDGED' | jq -c ." ||
-	    fail "quarantine --card"
-	cmd "resources-report | jq -c '.gpu.cards[] | select(.address == \"$WEDGED_CARD\") | {address, vfs, used, quarantined}'"
-	say "On a real host, with the card drained:" \
-	    "  systemctl stop nvidia-dcgm-exporter nvidia-dcgm nvidia-persistenced" \
-	    "  /usr/lib/nvidia/sriov-manage -d $WEDGED_CARD && /usr/lib/nvidia/sriov-manage -e $WEDGED_CARD" \
-	    "  systemctl start nvidia-persistenced nvidia-dcgm nvidia-dcgm-exporter" \
-	    "(the simulated host now considers $WEDGED repaired)"
-	cmd "vfstore clear --card $WEDGED_CARD | jq -c ." || fail "clear --card"
+	step "7. Recovery: vfrecover cycles card $WEDGED_CARD (the runbook of share/doc/operations.md)"
+	say "First the plan: what it would run, drain, and what is busy now:"
+	cmd "vfrecover --proc-root $D --card $WEDGED_CARD --dry-run | jq -c 'del(.card)'" ||
+	    fail "vfrecover --dry-run"
+	say "Then the cycle (a stand-in sriov-manage removes and re-creates the simulated VFs):"
+	cmd "vfrecover --proc-root $D --card $WEDGED_CARD --wait 10 2>>$D/logs/vfrecover.log | jq -c ." ||
+	    fail "vfrecover"
+	say "The stand-in DCGM commands:"
+	cmd "cat $D/logs/dcgm.log"
 	cmd "vfstore show | jq -c ." || fail "vfstore show"
+	cmd "jq -c '{command, outcome, user}' $D/data/gpu/audit.jsonl"
 	cmd "resources-report | jq -c '.gpu | {total_slots, used_slots, allocatable_slots, quarantined_slots}'"
 
 	step "8. Verification boot: $WEDGED is back in rotation"
