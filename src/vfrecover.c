@@ -265,9 +265,9 @@ run_command(struct run *r, const char *step, const char *script,
 	ok = runcmd_ok(&res);
 	what = runcmd_describe(&res, buf, sizeof(buf));
 	log_msg(ok ? LVL_INFO : LVL_ERROR, ok ? "command done" :
-	    "command failed", "{s:s, s:s, s:s, s:s, s:s}", "step", step,
+	    "command failed", "{s:s, s:s, s:s, s:s, s:o?}", "step", step,
 	    "card", r->card, "command", args ? args[0] : script, "result",
-	    what, "output", res.output);
+	    what, "output", jsonl_string_lossy(res.output, res.len));
 	if (!ok)
 		json_object_set_new(r->fields, "error", json_string(what));
 	runcmd_release(&res);
