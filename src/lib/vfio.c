@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "io.h"
+#include "procfd.h"
 #include "store.h"
 #include "sysfs.h"
 #include "vfio.h"
@@ -85,56 +86,24 @@ scan_add(struct vfio_scan *s, const char *dev, long pid)
 	return 0;
 }
 
-/* Reads the fd links of process dir name (in proc, fd pfd). 0 or -1. */
+/* A procfd_fn: keeps a /dev/vfio/ target of at most TARGET_MAX bytes. */
 static int
-scan_pid(struct vfio_scan *s, int pfd, const char *name)
+scan_link(void *arg, int proc_fd, const char *pid, const char *target)
 {
-	char link[TARGET_MAX];
-	struct dirent *de;
-	int rc = 0, fd;
-	ssize_t n;
-	DIR *d;
-
-	if (io_pathf(link, sizeof(link), "%s/fd", name) < 0 ||
-	    (fd = openat(pfd, link, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return 0;
-	if ((d = fdopendir(fd)) == NULL) {
-		close(fd);
-		return 0;
-	}
-	while (rc == 0 && (de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		n = readlinkat(fd, de->d_name, link, sizeof(link));
-		if (n <= 0 || (size_t)n >= sizeof(link))
-			continue;
-		s->links++;
-		link[n] = '\0';
-		if (strncmp(link, vfio_dir, sizeof(vfio_dir) - 1) == 0)
-			rc = scan_add(s, link, strtol(name, NULL, 10));
-	}
-	closedir(d);
-	return rc;
+	(void)proc_fd;
+	if (strlen(target) >= TARGET_MAX)
+		return PROCFD_NEXT;
+	return scan_add(arg, target, strtol(pid, NULL, 10));
 }
 
 int
 vfio_scan_load(struct vfio_scan *s, const char *proc_root)
 {
-	char proc[PATH_MAX];
-	struct dirent *de;
-	int rc = 0, err;
-	DIR *d;
+	int err;
 
 	memset(s, 0, sizeof(*s));
-	if (io_pathf(proc, sizeof(proc), "%s/proc", proc_root) < 0 ||
-	    (d = opendir(proc)) == NULL)
-		return -1;
-	while (rc == 0 && (de = readdir(d)) != NULL)
-		if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
-			rc = scan_pid(s, dirfd(d), de->d_name);
-	err = errno;
-	closedir(d);
-	if (rc < 0) {
+	if (procfd_walk(proc_root, vfio_dir, scan_link, s, &s->links) < 0) {
+		err = errno;
 		vfio_scan_release(s);
 		errno = err;
 		return -1;
