@@ -491,6 +491,9 @@ two_vfs() {
 	mk_vf "$SYSFS" $E3 0000:e3:00.4
 	pick --profile "$P12" --claim i-1 --configure >/dev/null 2>&1
 	run -1 --separate-stderr pick --profile "$P12" --claim i-2
+	# An empty /proc: nobody holds the VF (a /proc that cannot be read
+	# refuses the deconfigure, 74).
+	mkdir -p "$T/proc"
 	run -0 --separate-stderr vfstore --data-dir "$DATA" --sysfs-root "$SYSFS" \
 	    release --instance i-1 --deconfigure --proc-root "$T"
 	[ "$(current 0000:e3:00.4)" = 0 ]
