@@ -149,6 +149,21 @@ last
 3"
 }
 
+@test "vfrecover: a failed audit write stops the run like SIGTERM (restore runs) and exits 74" {
+	# The 4th audit line is quiesce's (preflight, drain, idle, quiesce).
+	LD_PRELOAD=$(fault_env) FAIL_fsync=4 FAIL_MATCH=audit.jsonl \
+	    run -74 --separate-stderr rec --card $PF
+	assert_equal "$(steps)" "preflight:done drain:done idle:done quiesce:done restore:done"
+	[[ "$stderr" == *'"cannot write the audit line"'* ]]
+	run -0 cat "$CALLS"
+	assert_output "quiesce $PF
+restore $PF"
+	quarantined $VF4
+	# The journal says where to go on; the next run recovers.
+	run -0 --separate-stderr rec --card $PF
+	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"recovered"}'
+}
+
 @test "vfrecover: usage errors exit 64, a bad address 65, a missing state directory 69" {
 	run -64 --separate-stderr vfrecover
 	assert_output ''
