@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,12 +34,14 @@
 #include <unistd.h>
 
 #include "apply.h"
+#include "audit.h"
 #include "cli.h"
 #include "health.h"
 #include "jsonl.h"
 #include "log.h"
 #include "reconcile.h"
 #include "store.h"
+#include "storeaudit.h"
 #include "storeedit.h"
 #include "sysfs.h"
 #include "vfaddr.h"
@@ -66,6 +69,7 @@ static const char usage[] =
     "  check\n"
     "  init [--owner USER]\n"
     "  edit [health|claims]\n"
+    "  history [--vf VF | --card PF] [--limit N]\n"
     "\n"
     "Commands:\n"
     "  report-failure        tally a failed driver init of an assignment; the\n"
@@ -88,6 +92,7 @@ static const char usage[] =
     "  init                  create DATA_DIR/gpu and its lock file\n"
     "  edit                  edit a file in $EDITOR under the lock; saved\n"
     "                        only if it loads\n"
+    "  history               the audit log's lines, oldest first\n"
     "\n"
     "Options:\n"
     "  --vf VF               a VF's PCI address, e3:00.4 or 0000:e3:00.4\n"
@@ -109,6 +114,7 @@ static const char usage[] =
     "  --grace S             reconcile: leave claims younger than S seconds\n"
     "                        alone (default reconcile.grace, else 120)\n"
     "  --dry-run             reconcile: decide and print, change nothing\n"
+    "  --limit N             history: only the last N lines\n"
     "  --owner USER          give DATA_DIR/gpu and the lock file to USER and\n"
     "                        its group\n"
     "  -c, --config FILE     configuration file (default $VFSENTINEL_CONF,\n"
@@ -138,7 +144,8 @@ enum {
 	OPT_ONCE,
 	OPT_INTERVAL,
 	OPT_GRACE,
-	OPT_DRY_RUN
+	OPT_DRY_RUN,
+	OPT_LIMIT
 };
 
 /*
@@ -161,6 +168,7 @@ enum {
 	ARG_INTERVAL = 1u << 11,
 	ARG_GRACE = 1u << 12,
 	ARG_DRY_RUN = 1u << 13,
+	ARG_LIMIT = 1u << 15,
 	ARG_OPERAND = 1u << 14		/* not an option: a command's operand */
 };
 
@@ -182,6 +190,7 @@ static const struct {
 	{ OPT_INTERVAL, ARG_INTERVAL },
 	{ OPT_GRACE, ARG_GRACE },
 	{ OPT_DRY_RUN, ARG_DRY_RUN },
+	{ OPT_LIMIT, ARG_LIMIT },
 };
 
 struct args {
@@ -195,6 +204,7 @@ struct args {
 	const char *owner;
 	const char *interval;		/* reconcile --interval, unparsed */
 	const char *grace;
+	const char *limit;		/* history --limit, unparsed */
 	bool deconfigure;
 	bool force;			/* quarantine a VF sysfs lacks */
 	bool once;
@@ -210,6 +220,7 @@ struct ctx {
 	struct conf conf;
 	struct store s;
 	struct args a;
+	bool audit_failed;		/* a one-shot command then exits 74 */
 };
 
 struct command {
@@ -305,6 +316,20 @@ save_health(struct ctx *c, const struct health *h)
 	return EX_IOERR;
 }
 
+/*
+ * After a durable change: a failed audit write (rc -1) is logged and
+ * makes a one-shot command exit 74; the change stands (SPEC.md 4.1).
+ */
+static void
+audited(struct ctx *c, int rc, const char *key, const char *val)
+{
+	if (rc == 0)
+		return;
+	log_msg(LVL_ERROR, "cannot write the audit log", "{s:s, s:s, s:s}",
+	    key, val, "file", AUDIT_FILE, "error", strerror(errno));
+	c->audit_failed = true;
+}
+
 /* --- report-failure, report-success ---------------------------------- */
 
 static int
@@ -339,6 +364,9 @@ change_report(struct ctx *c, bool failure, struct health_report *rep)
 		health_report_success(&h, rep);
 	if (rc == 0 && rep->changed)
 		rc = save_health(c, &h);
+	if (rc == 0 && failure && rep->outcome == HEALTH_QUARANTINED)
+		audited(c, storeaudit_quarantined(c->s.dir, "report-failure",
+		    &h, rep, c->conf.threshold, NULL), "vf", rep->vf);
 	store_unlock(&c->s);
 	health_release(&h);
 	return rc;
@@ -626,8 +654,10 @@ static int
 mutate_vfs(struct ctx *c, int (*op)(struct health *, const char *, bool *),
     json_t *(*out)(const struct health *, const char *))
 {
+	const char *cmd = op == health_quarantine ? "quarantine" : "clear";
 	struct vf_list l;
 	struct health h;
+	json_t *dropped = NULL;
 	size_t i;
 	bool changed = false;
 	int rc;
@@ -639,12 +669,19 @@ mutate_vfs(struct ctx *c, int (*op)(struct health *, const char *, bool *),
 	}
 	if (op == health_quarantine && (rc = check_vf_present(c)) != 0)
 		l.n = 0;
+	if (rc == 0 && (dropped = storeaudit_failures(&h, &l)) == NULL)
+		rc = EX_OSERR;
 	for (i = 0; i < l.n && rc == 0; i++)
 		if (op(&h, l.v[i], &changed) < 0)
 			rc = EX_OSERR;
 	if (rc == 0 && (changed || h.requarantined))
 		rc = save_health(c, &h);
+	if (rc == 0)
+		audited(c, storeaudit_vfs(c->s.dir, cmd, c->a.card, &l,
+		    c->a.reason, dropped), c->a.vf ? "vf" : "card",
+		    c->a.vf ? c->a.vf : c->a.card);
 	store_unlock(&c->s);
+	json_decref(dropped);
 	for (i = 0; i < l.n && rc == 0; i++)
 		rc = emit(out(&h, l.v[i]));
 	health_release(&h);
@@ -780,6 +817,8 @@ edit_locked(struct ctx *c, enum storeedit_kind kind, int *changed)
 		log_msg(LVL_ERROR, "cannot persist the edit", "{s:s, s:s}",
 		    "step", res.step ? res.step : "", "error", c->s.why);
 		rc = EX_IOERR;
+	} else if (rc == 0 && *changed > 0) {
+		audited(c, storeaudit_edit(c->s.dir, file), "file", file);
 	}
 	storeedit_release(&e);
 	return rc;
@@ -873,6 +912,8 @@ release_claim(struct ctx *c, struct claims *cl, json_t **out)
 	}
 	log_msg(LVL_INFO, "released VF claim", "{s:s, s:s}", "vf", vf,
 	    "instance_id", c->a.instance);
+	audited(c, storeaudit_release(c->s.dir, "release", vf, c->a.instance,
+	    NULL, NULL, c->a.deconfigure), "vf", vf);
 	*out = json_pack("{s:s, s:s, s:b, s:b}", "instance_id", c->a.instance,
 	    "vf_address", vf, "released", 1, "deconfigured", c->a.deconfigure);
 	return 0;
@@ -922,8 +963,9 @@ cmd_deconfigure(struct ctx *c)
 		    "{s:s, s:s}", "vf", c->a.vf, "instance_id",
 		    found->instance_id);
 		rc = EXIT_NO;
-	} else {
-		rc = deconfigure(c, c->a.vf);
+	} else if ((rc = deconfigure(c, c->a.vf)) == 0) {
+		audited(c, storeaudit_deconfigure(c->s.dir, c->a.vf), "vf",
+		    c->a.vf);
 	}
 	store_unlock(&c->s);
 	claims_release(&cl);
@@ -984,6 +1026,10 @@ apply_event(void *arg, const struct apply_event *ev)
 		    "instance_id", rep->instance, "error", ev->error);
 	} else if (ev->kind == APPLY_EV_REPORT) {
 		log_report(rep, ev->failure, c->conf.threshold, ev->nvrm);
+	} else if (ev->kind == APPLY_EV_AUDIT) {
+		log_msg(LVL_ERROR, "cannot write the audit log",
+		    "{s:s, s:s, s:s, s:s}", "vf", rep->vf, "instance_id",
+		    rep->instance, "file", AUDIT_FILE, "error", ev->error);
 	} else {
 		apply_log(ev);
 	}
@@ -1138,9 +1184,16 @@ reconcile_once(struct ctx *c, const struct reconcile_conf *conf,
 	t->released += p.released;
 	for (i = 0; i < p.n; i++) {
 		reconcile_log(&p.v[i], conf->dry_run);
+		if (p.v[i].audit_err != 0)
+			log_msg(LVL_ERROR, "cannot write the audit log",
+			    "{s:s, s:s, s:s, s:s}", "vf", p.v[i].vf,
+			    "instance_id", p.v[i].instance_id, "file",
+			    AUDIT_FILE, "error", strerror(p.v[i].audit_err));
 		if (p.v[i].examined && *out == 0)
 			*out = emit(reconcile_json(&p.v[i], conf->dry_run));
 	}
+	if (rc == 0 && p.audit_failed > 0)
+		rc = EX_IOERR;
 	reconcile_pass_release(&p);
 	if (c->a.metrics != NULL && reconcile_write_metrics(c->a.metrics,
 	    t->uncertain, t->released) < 0)
@@ -1188,6 +1241,73 @@ cmd_reconcile(struct ctx *c)
 	return stop_exit_code(&st);
 }
 
+/* --- history ------------------------------------------------------------ */
+
+struct history {
+	unsigned long long n;		/* lines seen */
+	unsigned long long skip;	/* the first skip are not printed */
+	bool counting;			/* the first pass of --limit */
+	int rc;				/* emit()'s */
+};
+
+static int
+history_line(const json_t *line, void *arg)
+{
+	struct history *hi = arg;
+
+	if (!hi->counting && hi->n >= hi->skip)
+		hi->rc = emit(json_incref((json_t *)line));
+	hi->n++;
+	return hi->rc;
+}
+
+/* One walk of both generations; 0, or an exit code logged. */
+static int
+history_walk(struct ctx *c, struct history *hi)
+{
+	size_t skipped = 0;
+	int rc;
+
+	hi->n = 0;
+	rc = audit_read(c->s.dir, c->a.vf, c->a.card, history_line, hi,
+	    &skipped);
+	if (rc < 0)
+		log_msg(LVL_ERROR, "cannot read the audit log", "{s:s, s:s}",
+		    "dir", c->s.dir, "error", strerror(errno));
+	if (rc < 0)
+		return EX_IOERR;
+	if (skipped > 0 && !hi->counting)
+		log_msg(LVL_WARN, "skipped audit lines that are not JSON "
+		    "objects", "{s:I}", "skipped", (json_int_t)skipped);
+	return rc;
+}
+
+/*
+ * `history [--vf VF | --card PF] [--limit N]`: read without the lock (the
+ * log is only appended to and renamed), so a slow reader never holds up
+ * a writer; --limit counts the matches first, then prints the last N.
+ */
+static int
+cmd_history(struct ctx *c)
+{
+	struct history hi = { 0, 0, false, 0 };
+	unsigned limit = 0;
+	int rc;
+
+	if (c->a.vf != NULL && c->a.card != NULL)
+		cli_usage_error(&c->cli, "history: give at most one of --vf "
+		    "or --card");
+	if (c->a.limit != NULL) {
+		limit = cli_uint(&c->cli, "--limit", c->a.limit, 0, UINT_MAX);
+		hi.counting = true;
+		if ((rc = history_walk(c, &hi)) != 0)
+			return rc;
+		hi.skip = hi.n > limit ? hi.n - limit : 0;
+		hi.counting = false;
+	}
+	return history_walk(c, &hi);
+}
+
 /* --- command line ------------------------------------------------------- */
 
 #define ARG_REPORT (ARG_VF | ARG_INSTANCE | ARG_ASSIGNED_AT)
@@ -1210,6 +1330,7 @@ static const struct command commands[] = {
 	{ "check", cmd_check, 0, 0 },
 	{ "init", cmd_init, ARG_OWNER, 0 },
 	{ "edit", cmd_edit, ARG_OPERAND, 0 },
+	{ "history", cmd_history, ARG_VF | ARG_CARD | ARG_LIMIT, 0 },
 };
 
 static const struct option opts[] = {
@@ -1228,6 +1349,7 @@ static const struct option opts[] = {
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "grace", required_argument, NULL, OPT_GRACE },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ 0 }
 };
 
@@ -1259,6 +1381,7 @@ set_arg(struct args *a, int opt, const char *arg)
 	case OPT_OWNER: a->owner = arg; break;
 	case OPT_INTERVAL: a->interval = arg; break;
 	case OPT_GRACE: a->grace = arg; break;
+	case OPT_LIMIT: a->limit = arg; break;
 	case OPT_DECONFIGURE: a->deconfigure = true; break;
 	case OPT_FORCE: a->force = true; break;
 	case OPT_ONCE: a->once = true; break;
@@ -1380,6 +1503,8 @@ main(int argc, char **argv)
 		die(EX_USAGE, "data dir path too long", "{s:s}", "data_dir",
 		    c.conf.data_dir);
 	rc = cmd->run(&c);
+	if (rc == 0 && c.audit_failed)
+		rc = EX_IOERR;
 	if (rc == EX_IOERR && ferror(stdout))
 		clearerr(stdout);
 	cli_close_stdout();

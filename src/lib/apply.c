@@ -21,6 +21,7 @@
 #include "prom.h"
 #include "sig.h"
 #include "store.h"
+#include "storeaudit.h"
 #include "timefmt.h"
 #include "vfaddr.h"
 #include "wait.h"
@@ -39,6 +40,7 @@ struct item {
 	struct health_report rep;
 	bool report;			/* a well-formed failed/ok line */
 	const char *error;		/* static or in errbuf */
+	const char *audit_error;	/* in errbuf: applied, not audited */
 	char errbuf[160];
 	bool done;			/* answered from the cache */
 };
@@ -328,6 +330,33 @@ apply_reports(struct apply *ap, struct health *h)
 	return changed;
 }
 
+/* Audits the batch's quarantines, durable in h (SPEC.md 4.1). */
+static void
+audit_quarantines(struct apply *ap, const struct health *h)
+{
+	const char *nvrm, *why;
+	size_t i;
+
+	for (i = 0; i < ap->n; i++) {
+		struct item *it = &ap->items[i];
+
+		if (!is_report(it) || it->error != NULL ||
+		    it->check != APPLY_FAILED ||
+		    it->rep.outcome != HEALTH_QUARANTINED)
+			continue;
+		nvrm = jsonl_str(it->in, "nvrm");
+		if (storeaudit_quarantined(ap->conf->s->dir, "apply", h,
+		    &it->rep, ap->conf->threshold, nvrm) == 0)
+			continue;
+		why = strerror(errno);
+		snprintf(it->errbuf, sizeof(it->errbuf),
+		    "cannot write the audit log: %s", why);
+		it->audit_error = it->errbuf;
+		tell(ap, &(struct apply_event){ .kind = APPLY_EV_AUDIT,
+		    .rep = &it->rep, .error = why });
+	}
+}
+
 /* Makes the state just saved (under the lock) the cache; h is emptied. */
 static void
 keep_cache(struct apply *ap, struct health *h)
@@ -368,6 +397,7 @@ batch_locked(struct apply *ap)
 		fail_pending(ap, "persist VF health state: ", s->why);
 	} else {
 		ap->persist_failed = false;
+		audit_quarantines(ap, &h);
 		set_available(ap);
 		keep_cache(ap, &h);
 	}
@@ -412,6 +442,11 @@ item_answer(struct apply *ap, struct item *it)
 	else
 		add = json_pack("{s:s}", "outcome", "counted");
 	out = json_copy(it->in);
+	if (add != NULL && it->audit_error != NULL &&
+	    json_object_set_new(add, "error", json_string(it->audit_error)) < 0) {
+		json_decref(add);
+		add = NULL;
+	}
 	if (out == NULL || add == NULL || json_object_update(out, add) < 0) {
 		json_decref(out);
 		out = NULL;

@@ -7,6 +7,10 @@
  * lock, one fresh load and one save. An answer is given only after the
  * save returned. Counters go to an optional Prometheus textfile.
  *
+ * A quarantine is audited (storeaudit_quarantined(), under the lock,
+ * after the save); a failed audit write is told (APPLY_EV_AUDIT) and the
+ * line's answer carries its outcome and an "error".
+ *
  * Nothing here prints or exits: answer lines go to the caller's emit
  * function, and whatever is worth a log line is told to its event
  * function. SIGTERM and SIGINT end the wait for input (sig.h), never a
@@ -37,8 +41,10 @@ enum apply_event_kind {
 	APPLY_EV_REPORT,	/* rep, failure, nvrm; error: not applied */
 	APPLY_EV_METRICS,	/* path, error: first failed write only */
 	APPLY_EV_PEER_GONE,	/* the output's reader went away */
-	APPLY_EV_READ		/* error: reading the input (or setting
+	APPLY_EV_READ,		/* error: reading the input (or setting
 				 * up the stop signals) failed */
+	APPLY_EV_AUDIT		/* rep, error: the audit line of its
+				 * quarantine (durable) was not written */
 };
 
 struct apply_event {

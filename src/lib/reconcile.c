@@ -15,6 +15,7 @@
 
 #include "prom.h"
 #include "reconcile.h"
+#include "storeaudit.h"
 #include "sysfs.h"
 #include "timefmt.h"
 
@@ -266,6 +267,24 @@ save_released(struct store *s, const struct claims *fresh,
 	return -1;
 }
 
+/* One audit line per durable release (SPEC.md 4.1); failures counted. */
+static void
+audit_released(const struct store *s, struct reconcile_pass *p)
+{
+	struct reconcile_claim *r;
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		r = &p->v[i];
+		if (r->released && storeaudit_release(s->dir, "reconcile",
+		    r->vf, r->instance_id, vmm_state_name(r->liveness),
+		    r->reason, r->deconfigured) < 0) {
+			r->audit_err = errno;
+			p->audit_failed++;
+		}
+	}
+}
+
 /* The second phase: the gone claims, under the exclusive lock. */
 static int
 release_gone(const struct reconcile_conf *conf, const struct claims *old,
@@ -294,7 +313,8 @@ release_gone(const struct reconcile_conf *conf, const struct claims *old,
 			n++;
 		}
 	tables_release(&t);
-	rc = save_released(conf->s, &fresh, p, n);
+	if ((rc = save_released(conf->s, &fresh, p, n)) == 0)
+		audit_released(conf->s, p);
 	store_unlock(conf->s);
 	claims_release(&fresh);
 	return rc;

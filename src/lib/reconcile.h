@@ -12,7 +12,8 @@
  * ledger again, reads both tables again, and releases a gone claim only
  * if it is unchanged (same VF, instance, claimed_at and control socket),
  * its VMM still gone and no process holds its VF; each released VF is
- * deconfigured (0 written to current_vgpu_type) first. The library
+ * deconfigured (0 written to current_vgpu_type) first; each release
+ * once saved is audited (storeaudit_release(), under the lock). The library
  * neither prints nor logs: the caller gets one result per claim.
  *
  *	struct reconcile_pass p;
@@ -50,6 +51,8 @@ struct reconcile_claim {
 	long holder;			/* pid holding the VFIO device, or 0 */
 	bool released;			/* removed from the ledger, durable */
 	bool deconfigured;		/* 0 written to current_vgpu_type */
+	int audit_err;			/* released, but its audit line
+					 * failed: that errno; else 0 */
 };
 
 enum reconcile_status {
@@ -66,6 +69,7 @@ struct reconcile_pass {
 	size_t n;
 	size_t uncertain;		/* examined claims left uncertain */
 	size_t released;
+	size_t audit_failed;		/* releases whose audit line failed */
 	enum reconcile_status status;
 	const char *step;		/* a failed persist's atomic step */
 };
