@@ -1061,64 +1061,12 @@ struct totals {
 	unsigned long long released;
 };
 
-/* The line of one examined claim (SPEC 4.2), extra fields after. */
-static json_t *
-reconcile_json(const struct reconcile_claim *r, bool dry_run)
-{
-	json_t *o = json_pack("{s:s, s:s, s:s, s:b, s:s}", "instance_id",
-	    r->instance_id, "vf_address", r->vf, "liveness",
-	    vmm_state_name(r->liveness), "released", r->released, "reason",
-	    r->reason);
-	int bad = 0;
-
-	if (o != NULL && (r->released || r->deconfigured))
-		bad |= json_object_set_new(o, "deconfigured",
-		    json_boolean(r->deconfigured));
-	if (o != NULL && r->holder != 0)
-		bad |= json_object_set_new(o, "pid",
-		    json_integer((json_int_t)r->holder));
-	if (o != NULL && r->err != 0)
-		bad |= json_object_set_new(o, "error",
-		    json_string(strerror(r->err)));
-	if (o != NULL && dry_run)
-		bad |= json_object_set_new(o, "dry_run", json_true());
-	if (bad != 0) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
-
-/* How a claim's outcome is logged: its level and *msg. */
-static enum log_level
-reconcile_msg(const struct reconcile_claim *r, bool dry_run, const char **msg)
-{
-	*msg = "VMM alive; claim kept";
-	if (!r->examined)
-		*msg = "claim within the grace period; not judged";
-	else if (r->released)
-		*msg = "released the claim of a gone VMM";
-	else if (r->liveness == VMM_UNCERTAIN)
-		*msg = "VMM liveness uncertain; claim kept";
-	else if (r->liveness == VMM_GONE && dry_run)
-		*msg = "VMM gone; claim not released (dry run)";
-	else if (r->liveness == VMM_GONE)
-		*msg = "VMM gone; claim kept";
-	if (!r->examined || r->liveness == VMM_ALIVE)
-		return LVL_DEBUG;
-	if (r->liveness == VMM_UNCERTAIN)
-		return LVL_WARN;
-	if (r->released || dry_run)
-		return LVL_INFO;
-	return r->err != 0 ? LVL_ERROR : LVL_WARN;
-}
-
 /* Uncertain at warn, releases at info (audited from issue 12 on). */
 static void
 reconcile_log(const struct reconcile_claim *r, bool dry_run)
 {
 	const char *msg;
-	enum log_level lvl = reconcile_msg(r, dry_run, &msg);
+	enum log_level lvl = reconcile_claim_msg(r, dry_run, &msg);
 
 	if (r->released)
 		log_msg(lvl, msg, "{s:s, s:s, s:s, s:b}", "vf", r->vf,
@@ -1190,7 +1138,8 @@ reconcile_once(struct ctx *c, const struct reconcile_conf *conf,
 			    "instance_id", p.v[i].instance_id, "file",
 			    AUDIT_FILE, "error", strerror(p.v[i].audit_err));
 		if (p.v[i].examined && *out == 0)
-			*out = emit(reconcile_json(&p.v[i], conf->dry_run));
+			*out = emit(reconcile_claim_json(&p.v[i],
+			    conf->dry_run));
 	}
 	if (rc == 0 && p.audit_failed > 0)
 		rc = EX_IOERR;
@@ -1243,69 +1192,42 @@ cmd_reconcile(struct ctx *c)
 
 /* --- history ------------------------------------------------------------ */
 
-struct history {
-	unsigned long long n;		/* lines seen */
-	unsigned long long skip;	/* the first skip are not printed */
-	bool counting;			/* the first pass of --limit */
-	int rc;				/* emit()'s */
-};
-
 static int
 history_line(const json_t *line, void *arg)
 {
-	struct history *hi = arg;
-
-	if (!hi->counting && hi->n >= hi->skip)
-		hi->rc = emit(json_incref((json_t *)line));
-	hi->n++;
-	return hi->rc;
-}
-
-/* One walk of both generations; 0, or an exit code logged. */
-static int
-history_walk(struct ctx *c, struct history *hi)
-{
-	size_t skipped = 0;
-	int rc;
-
-	hi->n = 0;
-	rc = audit_read(c->s.dir, c->a.vf, c->a.card, history_line, hi,
-	    &skipped);
-	if (rc < 0)
-		log_msg(LVL_ERROR, "cannot read the audit log", "{s:s, s:s}",
-		    "dir", c->s.dir, "error", strerror(errno));
-	if (rc < 0)
-		return EX_IOERR;
-	if (skipped > 0 && !hi->counting)
-		log_msg(LVL_WARN, "skipped audit lines that are not JSON "
-		    "objects", "{s:I}", "skipped", (json_int_t)skipped);
-	return rc;
+	(void)arg;
+	return emit(json_incref((json_t *)line));
 }
 
 /*
  * `history [--vf VF | --card PF] [--limit N]`: read without the lock (the
  * log is only appended to and renamed), so a slow reader never holds up
- * a writer; --limit counts the matches first, then prints the last N.
+ * a writer.
  */
 static int
 cmd_history(struct ctx *c)
 {
-	struct history hi = { 0, 0, false, 0 };
-	unsigned limit = 0;
+	size_t skipped = 0;
 	int rc;
 
 	if (c->a.vf != NULL && c->a.card != NULL)
 		cli_usage_error(&c->cli, "history: give at most one of --vf "
 		    "or --card");
-	if (c->a.limit != NULL) {
-		limit = cli_uint(&c->cli, "--limit", c->a.limit, 0, UINT_MAX);
-		hi.counting = true;
-		if ((rc = history_walk(c, &hi)) != 0)
-			return rc;
-		hi.skip = hi.n > limit ? hi.n - limit : 0;
-		hi.counting = false;
-	}
-	return history_walk(c, &hi);
+	if (c->a.limit == NULL)
+		rc = audit_read(c->s.dir, c->a.vf, c->a.card, history_line,
+		    NULL, &skipped);
+	else
+		rc = audit_read_last(c->s.dir, c->a.vf, c->a.card,
+		    cli_uint(&c->cli, "--limit", c->a.limit, 0, UINT_MAX),
+		    history_line, NULL, &skipped);
+	if (skipped > 0)
+		log_msg(LVL_WARN, "skipped audit lines that are not JSON "
+		    "objects", "{s:I}", "skipped", (json_int_t)skipped);
+	if (rc >= 0)
+		return rc;
+	log_msg(LVL_ERROR, "cannot read the audit log", "{s:s, s:s}", "dir",
+	    c->s.dir, "error", strerror(errno));
+	return EX_IOERR;
 }
 
 /* --- command line ------------------------------------------------------- */

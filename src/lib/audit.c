@@ -304,3 +304,40 @@ audit_read(const char *gpu_dir, const char *vf, const char *card,
 		*skipped = w.skipped;
 	return rc;
 }
+
+struct audit_last {
+	unsigned long long n;		/* matches seen in this walk */
+	unsigned long long skip;	/* the first skip are not passed on */
+	int (*fn)(const json_t *, void *);
+	void *arg;
+};
+
+static int
+count_line(const json_t *line, void *arg)
+{
+	(void)line;
+	((struct audit_last *)arg)->n++;
+	return 0;
+}
+
+static int
+last_line(const json_t *line, void *arg)
+{
+	struct audit_last *l = arg;
+
+	return l->n++ < l->skip ? 0 : l->fn(line, l->arg);
+}
+
+int
+audit_read_last(const char *gpu_dir, const char *vf, const char *card,
+    unsigned long long limit, int (*fn)(const json_t *line, void *arg),
+    void *arg, size_t *skipped)
+{
+	struct audit_last l = { 0, 0, fn, arg };
+
+	if (audit_read(gpu_dir, vf, card, count_line, &l, NULL) < 0)
+		return -1;
+	l.skip = l.n > limit ? l.n - limit : 0;
+	l.n = 0;
+	return audit_read(gpu_dir, vf, card, last_line, &l, skipped);
+}

@@ -64,4 +64,14 @@ json_t *audit_line(const struct audit_event *ev);
 int audit_read(const char *gpu_dir, const char *vf, const char *card,
     int (*fn)(const json_t *line, void *arg), void *arg, size_t *skipped);
 
+/*
+ * audit_read() that calls fn on the last limit matching lines only: a
+ * first walk counts the matches, a second skips all but the last limit
+ * (lines appended between the walks are passed too). Needs no memory
+ * for the lines and no lock. Same returns as audit_read().
+ */
+int audit_read_last(const char *gpu_dir, const char *vf, const char *card,
+    unsigned long long limit, int (*fn)(const json_t *line, void *arg),
+    void *arg, size_t *skipped);
+
 #endif

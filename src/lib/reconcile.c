@@ -383,3 +383,53 @@ reconcile_write_metrics(const char *path, unsigned long long uncertain,
 	errno = err;
 	return rc;
 }
+
+json_t *
+reconcile_claim_json(const struct reconcile_claim *r, bool dry_run)
+{
+	json_t *o = json_pack("{s:s, s:s, s:s, s:b, s:s}", "instance_id",
+	    r->instance_id, "vf_address", r->vf, "liveness",
+	    vmm_state_name(r->liveness), "released", r->released, "reason",
+	    r->reason);
+	int bad = 0;
+
+	if (o != NULL && (r->released || r->deconfigured))
+		bad |= json_object_set_new(o, "deconfigured",
+		    json_boolean(r->deconfigured));
+	if (o != NULL && r->holder != 0)
+		bad |= json_object_set_new(o, "pid",
+		    json_integer((json_int_t)r->holder));
+	if (o != NULL && r->err != 0)
+		bad |= json_object_set_new(o, "error",
+		    json_string(strerror(r->err)));
+	if (o != NULL && dry_run)
+		bad |= json_object_set_new(o, "dry_run", json_true());
+	if (bad != 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+enum log_level
+reconcile_claim_msg(const struct reconcile_claim *r, bool dry_run, const char **msg)
+{
+	*msg = "VMM alive; claim kept";
+	if (!r->examined)
+		*msg = "claim within the grace period; not judged";
+	else if (r->released)
+		*msg = "released the claim of a gone VMM";
+	else if (r->liveness == VMM_UNCERTAIN)
+		*msg = "VMM liveness uncertain; claim kept";
+	else if (r->liveness == VMM_GONE && dry_run)
+		*msg = "VMM gone; claim not released (dry run)";
+	else if (r->liveness == VMM_GONE)
+		*msg = "VMM gone; claim kept";
+	if (!r->examined || r->liveness == VMM_ALIVE)
+		return LVL_DEBUG;
+	if (r->liveness == VMM_UNCERTAIN)
+		return LVL_WARN;
+	if (r->released || dry_run)
+		return LVL_INFO;
+	return r->err != 0 ? LVL_ERROR : LVL_WARN;
+}

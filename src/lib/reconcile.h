@@ -27,6 +27,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
+#include "log.h"
 #include "store.h"
 #include "vfio.h"
 #include "vmm.h"
@@ -83,6 +86,21 @@ struct reconcile_pass {
  */
 int reconcile_run(const struct reconcile_conf *conf,
     struct reconcile_pass *p);
+
+/*
+ * The output line of one examined claim (SPEC.md 4.2): instance_id,
+ * vf_address, liveness, released, reason, then deconfigured, pid, error
+ * and dry_run where they apply. New reference, or NULL/ENOMEM.
+ */
+json_t *reconcile_claim_json(const struct reconcile_claim *r, bool dry_run);
+
+/*
+ * How a claim's outcome is logged: the level, and the message in *msg
+ * (static): uncertain at warn, releases at info, alive and not yet
+ * judged at debug.
+ */
+enum log_level reconcile_claim_msg(const struct reconcile_claim *r,
+    bool dry_run, const char **msg);
 
 /* Frees the results and empties p. */
 void reconcile_pass_release(struct reconcile_pass *p);
