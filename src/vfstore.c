@@ -1202,7 +1202,8 @@ history_line(const json_t *line, void *arg)
 /*
  * `history [--vf VF | --card PF] [--limit N]`: read without the lock (the
  * log is only appended to and renamed), so a slow reader never holds up
- * a writer.
+ * a writer; the lock is only taken and dropped at once, so that a
+ * missing DATA_DIR/gpu is unavailable (69), never an empty history.
  */
 static int
 cmd_history(struct ctx *c)
@@ -1213,6 +1214,9 @@ cmd_history(struct ctx *c)
 	if (c->a.vf != NULL && c->a.card != NULL)
 		cli_usage_error(&c->cli, "history: give at most one of --vf "
 		    "or --card");
+	if ((rc = lock_store(c, false)) != 0)
+		return rc;
+	store_unlock(&c->s);
 	if (c->a.limit == NULL)
 		rc = audit_read(c->s.dir, c->a.vf, c->a.card, history_line,
 		    NULL, &skipped);

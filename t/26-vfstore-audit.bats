@@ -197,6 +197,11 @@ last() {
 	run -64 --separate-stderr vs history --limit x
 	run -65 --separate-stderr vs history --vf e3:00
 	run -74 --separate-stderr sh -c 'vfstore --data-dir "$DATA" history >/dev/full'
+	# A missing DATA_DIR/gpu is unavailable, never an empty history.
+	mv "$DATA/gpu" "$DATA/gone"
+	run -69 --separate-stderr vs history
+	assert_output ''
+	[ ! -e "$DATA/gpu" ]
 }
 
 @test "reconcile: each released claim is one line; a failed audit write exits 74 with the release standing" {
