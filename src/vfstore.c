@@ -35,6 +35,7 @@
 
 #include "apply.h"
 #include "audit.h"
+#include "claimops.h"
 #include "cli.h"
 #include "health.h"
 #include "jsonl.h"
@@ -45,7 +46,6 @@
 #include "storeedit.h"
 #include "sysfs.h"
 #include "vfaddr.h"
-#include "vfio.h"
 #include "wait.h"
 
 #define PROG "vfstore"
@@ -853,87 +853,83 @@ cmd_edit(struct ctx *c)
 	    "changed", changed > 0));
 }
 
-/* --- release, deconfigure ---------------------------------------------- */
+/* --- release, deconfigure (the logic is claimops.c) ------------------ */
 
-/*
- * Writes 0 to the VF's current_vgpu_type unless a process holds its
- * VFIO device (release --deconfigure, deconfigure). A /proc that cannot
- * be scanned refuses too: nobody can be assumed to hold nothing.
- */
+/* Logs a claimop that changed nothing; its exit code (0: none to log). */
 static int
-deconfigure(struct ctx *c, const char *vf)
+claimop_refused(struct ctx *c, const struct claimop *r)
 {
-	struct vfio_scan held;
-	long pid;
-	int rc;
-
-	if (vfio_scan_load(&held, c->a.proc_root) < 0) {
-		log_msg(LVL_ERROR, "cannot scan for VFIO holders; not "
-		    "deconfigured", "{s:s, s:s, s:s}", "vf", vf, "proc_root",
-		    c->a.proc_root, "error", strerror(errno));
-		return errno == ENOMEM ? EX_OSERR : EX_IOERR;
-	}
-	if (reconcile_deconfigure(c->conf.sysfs_root, &held, vf, &pid) == 0)
-		rc = 0;
-	else if (pid != 0) {
-		log_msg(LVL_ERROR, "VF is held open; not deconfigured",
-		    "{s:s, s:I}", "vf", vf, "pid", (json_int_t)pid);
-		rc = EXIT_NO;
-	} else {
-		log_msg(LVL_ERROR, "cannot reset current_vgpu_type",
-		    "{s:s, s:s}", "vf", vf, "error", strerror(errno));
-		rc = EX_IOERR;
-	}
-	vfio_scan_release(&held);
-	return rc;
-}
-
-static int
-release_claim(struct ctx *c, struct claims *cl, json_t **out)
-{
-	struct claim *found = claims_find_instance(cl, c->a.instance);
-	struct atomic_result res;
-	char vf[VF_ADDR_LEN + 1];
-	int rc;
-
-	if (found == NULL) {
-		*out = json_pack("{s:s, s:b}", "instance_id", c->a.instance,
-		    "released", 0);
+	switch (r->status) {
+	case CLAIMOP_DONE:
+	case CLAIMOP_NO_CLAIM:
 		return 0;
-	}
-	memcpy(vf, found->vf, sizeof(vf));
-	if (c->a.deconfigure && (rc = deconfigure(c, vf)) != 0)
-		return rc;
-	claims_remove_instance(cl, c->a.instance);
-	if (claims_save(&c->s, cl, &res) < 0) {
+	case CLAIMOP_CLAIMED:
+		log_msg(LVL_ERROR, "VF is claimed; not deconfigured",
+		    "{s:s, s:s}", "vf", r->vf, "instance_id", r->instance);
+		return EXIT_NO;
+	case CLAIMOP_NO_SCAN:
+		log_msg(LVL_ERROR, "cannot scan for VFIO holders; not "
+		    "deconfigured", "{s:s, s:s, s:s}", "vf", r->vf,
+		    "proc_root", c->a.proc_root, "error", strerror(r->err));
+		return r->err == ENOMEM ? EX_OSERR : EX_IOERR;
+	case CLAIMOP_HELD:
+		log_msg(LVL_ERROR, "VF is held open; not deconfigured",
+		    "{s:s, s:I}", "vf", r->vf, "pid", (json_int_t)r->pid);
+		return EXIT_NO;
+	case CLAIMOP_SYSFS:
+		log_msg(LVL_ERROR, "cannot reset current_vgpu_type",
+		    "{s:s, s:s}", "vf", r->vf, "error", strerror(r->err));
+		return EX_IOERR;
+	case CLAIMOP_PERSIST:
 		log_msg(LVL_ERROR, "cannot persist VF claims", "{s:s, s:s}",
-		    "step", res.step ? res.step : "", "error", c->s.why);
+		    "step", r->step, "error", c->s.why);
 		return EX_IOERR;
 	}
-	log_msg(LVL_INFO, "released VF claim", "{s:s, s:s}", "vf", vf,
-	    "instance_id", c->a.instance);
-	audited(c, storeaudit_release(c->s.dir, "release", vf, c->a.instance,
-	    NULL, NULL, c->a.deconfigure), "vf", vf);
-	*out = json_pack("{s:s, s:s, s:b, s:b}", "instance_id", c->a.instance,
-	    "vf_address", vf, "released", 1, "deconfigured", c->a.deconfigure);
-	return 0;
+	return EX_SOFTWARE;
+}
+
+/* Runs op (release or deconfigure) on the ledger under the exclusive
+ * lock; its exit code, *r the result. */
+static int
+claimop_locked(struct ctx *c, bool release, struct claimop *r)
+{
+	struct claimop_where w = { c->conf.sysfs_root, c->a.proc_root };
+	struct claims cl;
+	int rc;
+
+	if ((rc = open_claims(c, true, &cl)) != 0)
+		return rc;
+	if (release)
+		claimop_release(&c->s, &cl, &w, c->a.instance,
+		    c->a.deconfigure, r);
+	else
+		claimop_deconfigure(&c->s, &cl, &w, c->a.vf, r);
+	rc = claimop_refused(c, r);	/* while r->instance is valid */
+	store_unlock(&c->s);
+	claims_release(&cl);
+	return rc;
 }
 
 static int
 cmd_release(struct ctx *c)
 {
-	struct claims cl;
-	json_t *out = NULL;
+	struct claimop r;
 	int rc;
 
 	if (c->a.proc_root == NULL)
 		c->a.proc_root = "/";
-	if ((rc = open_claims(c, true, &cl)) != 0)
+	if ((rc = claimop_locked(c, true, &r)) != 0)
 		return rc;
-	rc = release_claim(c, &cl, &out);
-	store_unlock(&c->s);
-	claims_release(&cl);
-	return rc == 0 ? emit(out) : rc;
+	if (r.status == CLAIMOP_NO_CLAIM)
+		return emit(json_pack("{s:s, s:b}", "instance_id",
+		    c->a.instance, "released", 0));
+	log_msg(LVL_INFO, "released VF claim", "{s:s, s:s}", "vf", r.vf,
+	    "instance_id", c->a.instance);
+	errno = r.audit_err;
+	audited(c, r.audit_err != 0 ? -1 : 0, "vf", r.vf);
+	return emit(json_pack("{s:s, s:s, s:b, s:b}", "instance_id",
+	    c->a.instance, "vf_address", r.vf, "released", 1,
+	    "deconfigured", c->a.deconfigure));
 }
 
 /*
@@ -944,8 +940,7 @@ cmd_release(struct ctx *c)
 static int
 cmd_deconfigure(struct ctx *c)
 {
-	struct claims cl;
-	const struct claim *found;
+	struct claimop r;
 	int rc;
 
 	if (c->a.proc_root == NULL)
@@ -956,22 +951,11 @@ cmd_deconfigure(struct ctx *c)
 		    c->conf.sysfs_root);
 		return EX_DATAERR;
 	}
-	if ((rc = open_claims(c, true, &cl)) != 0)
-		return rc;
-	if ((found = claims_find_vf(&cl, c->a.vf)) != NULL) {
-		log_msg(LVL_ERROR, "VF is claimed; not deconfigured",
-		    "{s:s, s:s}", "vf", c->a.vf, "instance_id",
-		    found->instance_id);
-		rc = EXIT_NO;
-	} else if ((rc = deconfigure(c, c->a.vf)) == 0) {
-		audited(c, storeaudit_deconfigure(c->s.dir, c->a.vf), "vf",
-		    c->a.vf);
-	}
-	store_unlock(&c->s);
-	claims_release(&cl);
-	if (rc != 0)
+	if ((rc = claimop_locked(c, false, &r)) != 0)
 		return rc;
 	log_msg(LVL_INFO, "deconfigured VF", "{s:s}", "vf", c->a.vf);
+	errno = r.audit_err;
+	audited(c, r.audit_err != 0 ? -1 : 0, "vf", r.vf);
 	return emit(json_pack("{s:s, s:b}", "vf_address", c->a.vf,
 	    "deconfigured", 1));
 }

@@ -139,6 +139,15 @@ last() {
 	rfail $VF i-1 $AT1 2>/dev/null
 	run -74 --separate-stderr rfail $VF i-2 $AT2
 	quarantined $VF
+	put_claims '{"version":1,"claims":[{"vf_address":"0000:e3:00.5","instance_id":"i-1","claimed_at":"x"}]}'
+	mkdir -p "$T/proc"
+	run -74 --separate-stderr vsys release --instance i-1 --proc-root "$T"
+	assert_output '{"instance_id":"i-1","vf_address":"0000:e3:00.5","released":true,"deconfigured":false}'
+	run -0 jq -c .claims "$CLAIMS"
+	assert_output '[]'
+	echo 1160 >"$SYSFS/sys/bus/pci/devices/$VF5/nvidia/current_vgpu_type"
+	run -74 --separate-stderr vsys deconfigure --vf $VF5 --proc-root "$T"
+	assert_equal "$(cat "$SYSFS/sys/bus/pci/devices/$VF5/nvidia/current_vgpu_type")" 0
 }
 
 @test "apply: a failed audit write answers the line with an error and goes on" {
