@@ -1,7 +1,6 @@
 /*
  * holders.c - processes holding device nodes open (see holders.h).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -12,6 +11,7 @@
 
 #include "holders.h"
 #include "io.h"
+#include "procfd.h"
 
 void
 holders_release(struct holders *h)
@@ -20,12 +20,16 @@ holders_release(struct holders *h)
 	memset(h, 0, sizeof(*h));
 }
 
+/* procfd_walk()'s callback: pid holds target; recorded once. */
 static int
-holders_add(struct holders *h, int pfd, const char *name, const char *dev)
+holders_add(void *arg, int proc_fd, const char *pid, const char *target)
 {
+	struct holders *h = arg;
 	struct holder *v;
 	char path[PATH_MAX];
-	size_t cap;
+	size_t cap, n;
+	ssize_t got;
+	int fd;
 
 	if (h->n == h->cap) {
 		cap = h->cap ? h->cap * 2 : 8;
@@ -36,80 +40,31 @@ holders_add(struct holders *h, int pfd, const char *name, const char *dev)
 	}
 	v = &h->v[h->n++];
 	memset(v, 0, sizeof(*v));
-	v->pid = strtol(name, NULL, 10);
-	(void)snprintf(v->dev, sizeof(v->dev), "%s", dev);
-	if (io_pathf(path, sizeof(path), "%s/comm", name) == 0) {
-		int fd = openat(pfd, path, O_RDONLY | O_CLOEXEC);
-		ssize_t n = fd < 0 ? -1 : io_read(fd, v->comm,
-		    sizeof(v->comm) - 1);
-
-		if (fd >= 0)
-			close(fd);
-		v->comm[n > 0 ? n : 0] = '\0';
+	v->pid = strtol(pid, NULL, 10);
+	n = strlen(target);
+	if (n >= sizeof(v->dev))
+		n = sizeof(v->dev) - 1;	/* a name kept for the log */
+	memcpy(v->dev, target, n);
+	if (io_pathf(path, sizeof(path), "%s/comm", pid) == 0 &&
+	    (fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		got = io_read(fd, v->comm, sizeof(v->comm) - 1);
+		close(fd);
+		v->comm[got > 0 ? got : 0] = '\0';
 		v->comm[strcspn(v->comm, "\n")] = '\0';
 	}
-	return 0;
-}
-
-/* The first held node of process name under prefix, into dev; 1, 0. */
-static int
-held_node(int pfd, const char *name, const char *prefix, char *dev,
-    size_t len)
-{
-	char link[PATH_MAX];
-	struct dirent *de;
-	int fd, found = 0;
-	ssize_t n;
-	DIR *d;
-
-	if (io_pathf(link, sizeof(link), "%s/fd", name) < 0 ||
-	    (fd = openat(pfd, link, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return 0;
-	if ((d = fdopendir(fd)) == NULL) {
-		close(fd);
-		return 0;
-	}
-	while (!found && (de = readdir(d)) != NULL) {
-		n = de->d_name[0] == '.' ? -1 :
-		    readlinkat(fd, de->d_name, link, sizeof(link) - 1);
-		if (n <= 0)
-			continue;
-		link[n] = '\0';
-		found = strncmp(link, prefix, strlen(prefix)) == 0;
-	}
-	if (found) {
-		n = (ssize_t)strlen(link);
-		if ((size_t)n >= len)
-			n = (ssize_t)len - 1;	/* a name kept for the log */
-		memcpy(dev, link, (size_t)n);
-		dev[n] = '\0';
-	}
-	closedir(d);
-	return found;
+	return PROCFD_NEXT_PROCESS;
 }
 
 int
 holders_scan(struct holders *h, const char *proc_root, const char *prefix)
 {
-	char proc[PATH_MAX], dev[64];
-	struct dirent *de;
-	int rc = 0, err;
-	DIR *d;
+	int err;
 
 	memset(h, 0, sizeof(*h));
-	if (io_pathf(proc, sizeof(proc), "%s/proc", proc_root) < 0 ||
-	    (d = opendir(proc)) == NULL)
-		return -1;
-	while (rc == 0 && (de = readdir(d)) != NULL)
-		if (de->d_name[0] >= '1' && de->d_name[0] <= '9' &&
-		    held_node(dirfd(d), de->d_name, prefix, dev, sizeof(dev)))
-			rc = holders_add(h, dirfd(d), de->d_name, dev);
+	if (procfd_walk(proc_root, prefix, holders_add, h, NULL) == 0)
+		return 0;
 	err = errno;
-	closedir(d);
-	if (rc < 0) {
-		holders_release(h);
-		errno = err;
-		return -1;
-	}
-	return 0;
+	holders_release(h);
+	errno = err;
+	return -1;
 }

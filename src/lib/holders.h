@@ -5,9 +5,8 @@
  * DCGM's nv-hostengine, dcgm-exporter, nvidia-persistenced or a stray
  * nvidia-smi make it fail with "Cannot obtain unbindLock".
  *
- * One pass over every PROC_ROOT/proc/PID/fd link, as vfio_scan_load()
- * makes for /dev/vfio/ (the two could share the walker: it differs only
- * in the prefix it keeps and what it records). Nothing here prints.
+ * One pass over every PROC_ROOT/proc/PID/fd link (procfd_walk(), the
+ * walk vfio_scan_load() makes for /dev/vfio/). Nothing here prints.
  */
 #ifndef VFS_HOLDERS_H
 #define VFS_HOLDERS_H
