@@ -442,8 +442,8 @@ item_answer(struct apply *ap, struct item *it)
 	else
 		add = json_pack("{s:s}", "outcome", "counted");
 	out = json_copy(it->in);
-	if (add != NULL && it->audit_error != NULL &&
-	    json_object_set_new(add, "error", json_string(it->audit_error)) < 0) {
+	if (add != NULL && it->audit_error != NULL && json_object_set_new(add,
+	    "error", json_string(it->audit_error)) < 0) {
 		json_decref(add);
 		add = NULL;
 	}

@@ -412,7 +412,8 @@ reconcile_claim_json(const struct reconcile_claim *r, bool dry_run)
 }
 
 enum log_level
-reconcile_claim_msg(const struct reconcile_claim *r, bool dry_run, const char **msg)
+reconcile_claim_msg(const struct reconcile_claim *r, bool dry_run,
+    const char **msg)
 {
 	*msg = "VMM alive; claim kept";
 	if (!r->examined)
