@@ -129,8 +129,10 @@ claims_validate(void *dst, const char **addrs, char *why, size_t whylen)
 	if (kv == NULL || ki == NULL || dv == NULL || di == NULL)
 		goto out;
 	for (i = 0; i < n; i++) {
-		kv[i] = (struct jsondoc_dup){ addrs[i], NULL, i };
-		ki[i] = (struct jsondoc_dup){ c->v[i].instance_id, NULL, i };
+		kv[i] = (struct jsondoc_dup){ .a = addrs[i],
+		    .idx = i };
+		ki[i] = (struct jsondoc_dup){
+		    .a = c->v[i].instance_id, .idx = i };
 	}
 	jsondoc_mark_dups(kv, n, dv);
 	jsondoc_mark_dups(ki, n, di);

@@ -125,8 +125,8 @@ failures_validate(const struct vf_record *r, size_t i, char *why,
 		}
 		for (j = 0; j < r->nfailures; j++)
 			keys[j] = (struct jsondoc_dup){
-			    r->failures[j].instance_id,
-			    r->failures[j].assigned_at, j };
+			    .a = r->failures[j].instance_id,
+			    .b = r->failures[j].assigned_at, .idx = j };
 		jsondoc_mark_dups(keys, r->nfailures, dup);
 	}
 	for (j = 0; j < r->nfailures && rc == 0; j++) {
@@ -215,7 +215,8 @@ records_validate(void *dst, const char **addrs, char *why, size_t whylen)
 	if (keys == NULL || dup == NULL)
 		goto out;
 	for (i = 0; i < h->n; i++)
-		keys[i] = (struct jsondoc_dup){ addrs[i], NULL, i };
+		keys[i] = (struct jsondoc_dup){ .a = addrs[i],
+		    .idx = i };
 	jsondoc_mark_dups(keys, h->n, dup);
 	for (i = 0; i < h->n; i++) {
 		if (record_validate(&h->recs[i], addrs[i], dup[i], i, why,

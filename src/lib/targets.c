@@ -78,8 +78,10 @@ add_view(struct targets *ts, const struct target_view *src)
 int
 targets_add(struct targets *ts, const struct target *src)
 {
-	struct target_view v = { src->vf, src->instance_id, src->claimed_at,
-	    src->vsock, src->control_socket, src->app_log };
+	struct target_view v = { .vf = src->vf,
+	    .instance_id = src->instance_id, .claimed_at = src->claimed_at,
+	    .vsock = src->vsock, .control_socket = src->control_socket,
+	    .app_log = src->app_log };
 
 	return add_view(ts, &v);
 }
