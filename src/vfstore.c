@@ -46,6 +46,7 @@
 #include "storeedit.h"
 #include "sysfs.h"
 #include "vfaddr.h"
+#include "vfops.h"
 #include "wait.h"
 
 #define PROG "vfstore"
@@ -317,16 +318,17 @@ save_health(struct ctx *c, const struct health *h)
 }
 
 /*
- * After a durable change: a failed audit write (rc -1) is logged and
- * makes a one-shot command exit 74; the change stands (SPEC.md 4.1).
+ * After a durable change: a failed audit write (err, its errno; 0 when
+ * written) is logged and makes a one-shot command exit 74; the change
+ * stands (SPEC.md 4.1).
  */
 static void
-audited(struct ctx *c, int rc, const char *key, const char *val)
+audited(struct ctx *c, int err, const char *key, const char *val)
 {
-	if (rc == 0)
+	if (err == 0)
 		return;
 	log_msg(LVL_ERROR, "cannot write the audit log", "{s:s, s:s, s:s}",
-	    key, val, "file", AUDIT_FILE, "error", strerror(errno));
+	    key, val, "file", AUDIT_FILE, "error", strerror(err));
 	c->audit_failed = true;
 }
 
@@ -366,7 +368,8 @@ change_report(struct ctx *c, bool failure, struct health_report *rep)
 		rc = save_health(c, &h);
 	if (rc == 0 && failure && rep->outcome == HEALTH_QUARANTINED)
 		audited(c, storeaudit_quarantined(c->s.dir, "report-failure",
-		    &h, rep, c->conf.threshold, NULL), "vf", rep->vf);
+		    &h, rep, c->conf.threshold, NULL) < 0 ? errno : 0, "vf",
+		    rep->vf);
 	store_unlock(&c->s);
 	health_release(&h);
 	return rc;
@@ -648,18 +651,15 @@ check_vf_present(struct ctx *c)
 	return EX_DATAERR;
 }
 
-/* Runs op on each VF under the exclusive lock, saves, prints one line
- * per VF made by out(). */
+/* Quarantines or clears the VFs under the exclusive lock (vfops.c),
+ * prints one line per VF. */
 static int
-mutate_vfs(struct ctx *c, int (*op)(struct health *, const char *, bool *),
-    json_t *(*out)(const struct health *, const char *))
+mutate_vfs(struct ctx *c, bool quarantine)
 {
-	const char *cmd = op == health_quarantine ? "quarantine" : "clear";
+	struct vfops_result r;
 	struct vf_list l;
 	struct health h;
-	json_t *dropped = NULL;
 	size_t i;
-	bool changed = false;
 	int rc;
 
 	if ((rc = target_vfs(c, &l)) != 0 ||
@@ -667,45 +667,33 @@ mutate_vfs(struct ctx *c, int (*op)(struct health *, const char *, bool *),
 		free(l.v);
 		return rc;
 	}
-	if (op == health_quarantine && (rc = check_vf_present(c)) != 0)
+	if (quarantine && (rc = check_vf_present(c)) != 0)
 		l.n = 0;
-	if (rc == 0 && (dropped = storeaudit_failures(&h, &l)) == NULL)
-		rc = EX_OSERR;
-	for (i = 0; i < l.n && rc == 0; i++)
-		if (op(&h, l.v[i], &changed) < 0)
-			rc = EX_OSERR;
-	if (rc == 0 && (changed || h.requarantined))
-		rc = save_health(c, &h);
+	if (rc == 0) {
+		vfops_run(&c->s, &h, quarantine, &l, c->a.card, c->a.reason,
+		    &r);
+		rc = r.status == VFOPS_NOMEM ? EX_OSERR : 0;
+	}
+	if (rc == 0 && r.status == VFOPS_PERSIST) {
+		log_msg(LVL_ERROR, "cannot persist VF health state",
+		    "{s:s, s:s}", "step", r.step, "error", c->s.why);
+		rc = EX_IOERR;
+	}
 	if (rc == 0)
-		audited(c, storeaudit_vfs(c->s.dir, cmd, c->a.card, &l,
-		    c->a.reason, dropped), c->a.vf ? "vf" : "card",
+		audited(c, r.audit_err, c->a.vf ? "vf" : "card",
 		    c->a.vf ? c->a.vf : c->a.card);
 	store_unlock(&c->s);
-	json_decref(dropped);
 	for (i = 0; i < l.n && rc == 0; i++)
-		rc = emit(out(&h, l.v[i]));
+		rc = emit(vfops_json(&h, quarantine, l.v[i]));
 	health_release(&h);
 	free(l.v);
 	return rc;
 }
 
-static json_t *
-quarantine_out(const struct health *h, const char *vf)
-{
-	return health_record_json(health_find(h, vf));
-}
-
-static json_t *
-clear_out(const struct health *h, const char *vf)
-{
-	(void)h;
-	return json_pack("{s:s, s:b}", "vf_address", vf, "quarantined", 0);
-}
-
 static int
 cmd_quarantine(struct ctx *c)
 {
-	int rc = mutate_vfs(c, health_quarantine, quarantine_out);
+	int rc = mutate_vfs(c, true);
 
 	if (rc == 0)
 		log_msg(LVL_WARN, "quarantined VF by operator", "{s:s, s:s}",
@@ -717,7 +705,7 @@ cmd_quarantine(struct ctx *c)
 static int
 cmd_clear(struct ctx *c)
 {
-	int rc = mutate_vfs(c, health_clear, clear_out);
+	int rc = mutate_vfs(c, false);
 
 	if (rc == 0)
 		log_msg(LVL_INFO, "cleared VF health records", "{s:s}",
@@ -818,7 +806,8 @@ edit_locked(struct ctx *c, enum storeedit_kind kind, int *changed)
 		    "step", res.step ? res.step : "", "error", c->s.why);
 		rc = EX_IOERR;
 	} else if (rc == 0 && *changed > 0) {
-		audited(c, storeaudit_edit(c->s.dir, file), "file", file);
+		audited(c, storeaudit_edit(c->s.dir, file) < 0 ? errno : 0,
+		    "file", file);
 	}
 	storeedit_release(&e);
 	return rc;
@@ -925,8 +914,7 @@ cmd_release(struct ctx *c)
 		    c->a.instance, "released", 0));
 	log_msg(LVL_INFO, "released VF claim", "{s:s, s:s}", "vf", r.vf,
 	    "instance_id", c->a.instance);
-	errno = r.audit_err;
-	audited(c, r.audit_err != 0 ? -1 : 0, "vf", r.vf);
+	audited(c, r.audit_err, "vf", r.vf);
 	return emit(json_pack("{s:s, s:s, s:b, s:b}", "instance_id",
 	    c->a.instance, "vf_address", r.vf, "released", 1,
 	    "deconfigured", c->a.deconfigure));
@@ -954,8 +942,7 @@ cmd_deconfigure(struct ctx *c)
 	if ((rc = claimop_locked(c, false, &r)) != 0)
 		return rc;
 	log_msg(LVL_INFO, "deconfigured VF", "{s:s}", "vf", c->a.vf);
-	errno = r.audit_err;
-	audited(c, r.audit_err != 0 ? -1 : 0, "vf", r.vf);
+	audited(c, r.audit_err, "vf", r.vf);
 	return emit(json_pack("{s:s, s:b}", "vf_address", c->a.vf,
 	    "deconfigured", 1));
 }
