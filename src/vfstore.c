@@ -1179,12 +1179,15 @@ history_line(const json_t *line, void *arg)
 static int
 cmd_history(struct ctx *c)
 {
+	unsigned limit = 0;
 	size_t skipped = 0;
 	int rc;
 
 	if (c->a.vf != NULL && c->a.card != NULL)
 		cli_usage_error(&c->cli, "history: give at most one of --vf "
 		    "or --card");
+	if (c->a.limit != NULL)
+		limit = cli_uint(&c->cli, "--limit", c->a.limit, 0, UINT_MAX);
 	if ((rc = lock_store(c, false)) != 0)
 		return rc;
 	store_unlock(&c->s);
@@ -1192,8 +1195,7 @@ cmd_history(struct ctx *c)
 		rc = audit_read(c->s.dir, c->a.vf, c->a.card, history_line,
 		    NULL, &skipped);
 	else
-		rc = audit_read_last(c->s.dir, c->a.vf, c->a.card,
-		    cli_uint(&c->cli, "--limit", c->a.limit, 0, UINT_MAX),
+		rc = audit_read_last(c->s.dir, c->a.vf, c->a.card, limit,
 		    history_line, NULL, &skipped);
 	if (skipped > 0)
 		log_msg(LVL_WARN, "skipped audit lines that are not JSON "
