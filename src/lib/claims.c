@@ -256,11 +256,21 @@ claims_save(struct store *s, const struct claims *c,
 struct claim *
 claims_find_vf(const struct claims *c, const char *vf)
 {
-	size_t i;
+	size_t lo = 0, hi = c->n, mid;
+	int cmp;
 
-	for (i = 0; vf != NULL && i < c->n; i++)
-		if (strcmp(c->v[i].vf, vf) == 0)
-			return &c->v[i];
+	/* c->v is sorted by VF (claims_validate, claims_add) and holds
+	 * each VF once: a placement asks for every VF of the host. */
+	while (vf != NULL && lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		cmp = strcmp(vf, c->v[mid].vf);
+		if (cmp == 0)
+			return &c->v[mid];
+		if (cmp < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
 	return NULL;
 }
 
