@@ -434,8 +434,8 @@ log_report(const struct health_report *rep, bool failure, unsigned threshold,
 static int
 cmd_report(struct ctx *c, bool failure)
 {
-	struct health_report rep = { c->a.vf, c->a.instance, c->a.assigned_at,
-	    HEALTH_UNCHANGED, 0, 0, false, false };
+	struct health_report rep = { .vf = c->a.vf, .instance = c->a.instance,
+	    .assigned_at = c->a.assigned_at, .outcome = HEALTH_UNCHANGED };
 	int rc;
 
 	if ((rc = check_report_args(&c->a)) != 0)
@@ -882,7 +882,8 @@ claimop_refused(struct ctx *c, const struct claimop *r)
 static int
 claimop_locked(struct ctx *c, bool release, struct claimop *r)
 {
-	struct claimop_where w = { c->conf.sysfs_root, c->a.proc_root };
+	struct claimop_where w = { .sysfs_root = c->conf.sysfs_root,
+	    .proc_root = c->a.proc_root };
 	struct claims cl;
 	int rc;
 
@@ -1009,9 +1010,10 @@ apply_event(void *arg, const struct apply_event *ev)
 static int
 cmd_apply(struct ctx *c)
 {
-	struct apply_conf conf = { &c->s, c->conf.threshold,
-	    c->cli.lock_timeout, c->a.metrics, STDIN_FILENO, STDOUT_FILENO,
-	    apply_emit, apply_event, c };
+	struct apply_conf conf = { .s = &c->s, .threshold = c->conf.threshold,
+	    .lock_timeout = c->cli.lock_timeout, .metrics = c->a.metrics,
+	    .in_fd = STDIN_FILENO, .out_fd = STDOUT_FILENO, .emit = apply_emit,
+	    .event = apply_event, .arg = c };
 	struct apply *ap;
 	int rc;
 
@@ -1130,11 +1132,13 @@ reconcile_once(struct ctx *c, const struct reconcile_conf *conf,
 static int
 cmd_reconcile(struct ctx *c)
 {
-	struct reconcile_conf conf = { &c->s, c->conf.sysfs_root,
-	    c->a.proc_root ? c->a.proc_root : "/", c->conf.reconcile_grace,
-	    c->cli.lock_timeout, c->a.dry_run };
-	struct totals t = { 0, 0 };
-	struct stop st = { RUNNING, 0 };
+	struct reconcile_conf conf = { .s = &c->s,
+	    .sysfs_root = c->conf.sysfs_root,
+	    .proc_root = c->a.proc_root ? c->a.proc_root : "/",
+	    .grace = c->conf.reconcile_grace,
+	    .lock_timeout = c->cli.lock_timeout, .dry_run = c->a.dry_run };
+	struct totals t = { 0 };
+	struct stop st = { .why = RUNNING };
 	unsigned interval = 0;
 	int rc, out = 0;
 

@@ -288,7 +288,7 @@ int
 audit_read(const char *gpu_dir, const char *vf, const char *card,
     int (*fn)(const json_t *line, void *arg), void *arg, size_t *skipped)
 {
-	struct audit_walk w = { vf, card, fn, arg, 0 };
+	struct audit_walk w = { .vf = vf, .card = card, .fn = fn, .arg = arg };
 	char path[PATH_MAX];
 	int rc;
 

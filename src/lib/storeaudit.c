@@ -90,7 +90,7 @@ storeaudit_quarantined(const char *gpu_dir, const char *command,
 {
 	struct audit_event ev = { .command = command, .vf = rep->vf };
 	char vf[1][VF_ADDR_LEN + 1];
-	struct vf_list l = { vf, 1 };
+	struct vf_list l = { .v = vf, .n = 1 };
 	json_t *extra, *fails;
 
 	if (!utf8_valid_str(rep->instance) ||
