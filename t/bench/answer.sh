@@ -12,17 +12,9 @@ set -eu
 
 SECS=${SECS:-5}
 INFLIGHT=${INFLIGHT:-8}
-W=$(mktemp -d /tmp/bench-answer.XXXXXX)
-PIDS=
-cleanup() {
-	local p
-	for p in $PIDS; do
-		kill "$p" 2>/dev/null || true
-	done
-	wait 2>/dev/null || true
-	rm -rf "$W"
-}
-trap cleanup EXIT
+# shellcheck source=t/bench/lib.bash
+. t/bench/lib.bash
+bench_workspace answer
 export VFSENTINEL_CONF=/dev/null
 export PATH="$PWD/bin:$PWD/build/t:$PATH"
 echo bench-boot >"$W/boot_id"

@@ -13,17 +13,9 @@
 set -eu
 
 FDS=20000
-W=$(mktemp -d /tmp/bench-reconcile.XXXXXX)
-HOLDERS=
-cleanup() {
-	local p
-	for p in $HOLDERS; do
-		kill "$p" 2>/dev/null || true
-	done
-	wait 2>/dev/null || true
-	rm -rf "$W"
-}
-trap cleanup EXIT
+# shellcheck source=t/bench/lib.bash
+. t/bench/lib.bash
+bench_workspace reconcile
 export VFSENTINEL_CONF=/dev/null
 
 # Processes holding the descriptors: as many per process as the open
@@ -36,11 +28,11 @@ base=$(reconcile scan)
 n=0
 while [ $((n * per)) -lt $((FDS - base > 0 ? FDS - base : 0)) ]; do
 	reconcile hold "$per" "$W/held$n" 3>&- &
-	HOLDERS="$HOLDERS $!"
+	PIDS="$PIDS $!"
 	n=$((n + 1))
 done
 reconcile listen "$W" 256 32 "$W/sockets" 3>&- &
-HOLDERS="$HOLDERS $!"
+PIDS="$PIDS $!"
 ready() {
 	local h=("$W"/held*)
 	[ -e "$W/sockets" ] && { [ "$n" -eq 0 ] || [ "${#h[@]}" -eq "$n" ]; }

@@ -97,21 +97,6 @@ answer_int(const struct seen *sn, size_t i, const char *key)
 	    i), key));
 }
 
-static char *
-slurp(const char *path)
-{
-	static char buf[8192];
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	if (f == NULL)
-		return NULL;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
 static void
 test_stream(const char *tmp)
 {
@@ -147,7 +132,7 @@ test_stream(const char *tmp)
 	is_str(sn.nvrm, "Xid 119", "nvrm passed on");
 	ok(sn.events[APPLY_EV_UNAVAILABLE] == 0, "available");
 	ok(access(health, F_OK) == 0, "health file saved");
-	m = slurp(metrics);
+	m = tap_slurp(metrics);
 	ok(m != NULL && strstr(m, "sentinel_checks_total{result=\"failed\"} "
 	    "2\n") != NULL, "metrics: failed checks");
 	ok(m != NULL && strstr(m, "sentinel_quarantines_total 1\n") != NULL,

@@ -50,21 +50,6 @@ test_judge(void)
 	ok(b.v == NULL && b.n == 0, "released");
 }
 
-static char *
-slurp(const char *path)
-{
-	static char buf[4096];
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	if (f == NULL)
-		return NULL;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
 static void
 test_textfile(void)
 {
@@ -77,7 +62,7 @@ test_textfile(void)
 		return;
 	snprintf(path, sizeof(path), "%s/p.prom", dir);
 	ok(pollstat_write(&s, path) == 0, "the textfile is written");
-	text = slurp(path);
+	text = tap_slurp(path);
 	ok(text != NULL && strstr(text, "\nvfsentinel_sentinel_targets 3\n") &&
 	    strstr(text, "\nvfsentinel_sentinel_polled 2\n") &&
 	    strstr(text, "\nvfsentinel_sentinel_framework_present 1\n") &&

@@ -40,6 +40,23 @@ is_str(const char *got, const char *want, const char *name)
 	return same;
 }
 
+/* The first 8 KiB of a file (a small test output), in a static buffer,
+ * or NULL when it cannot be opened. */
+static inline char *
+tap_slurp(const char *path)
+{
+	static char buf[8192];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (f == NULL)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
 static inline int
 done_testing(void)
 {
