@@ -178,7 +178,16 @@ lint-layers:
 		echo "src/lib prints or exits (STYLE: Errors)"; exit 1; fi; \
 	echo "library layering clean"
 
-lint: lint-shell lint-man lint-tests lint-layers
+# STYLE: KNF, 80 columns (tabs at 8) in every C file of src/.
+lint-style:
+	@bad=$$(for f in src/*.c src/lib/*.[ch] src/common/*.[ch]; do \
+		expand -t8 "$$f" | awk -v f="$$f" \
+		    'length > 80 { print f ":" FNR ": " length " columns" }'; \
+		done); \
+	if [ -n "$$bad" ]; then echo "$$bad"; exit 1; fi; \
+	echo "C files within 80 columns"
+
+lint: lint-shell lint-man lint-tests lint-layers lint-style
 
 # The Debian packages (debian/), built from a copy of the tree into
 # build-deb/, then checked by lintian (tools/deb.sh).
@@ -259,7 +268,7 @@ clean:
 distclean: clean
 	rm -rf build-tools build-fuzz
 
-.PHONY: all deps check check-asan lint lint-shell lint-man lint-tests lint-layers deb check-deb demo bench install uninstall \
+.PHONY: all deps check check-asan lint lint-shell lint-man lint-tests lint-layers lint-style deb check-deb demo bench install uninstall \
 	install-user clean distclean test-aids
 
 -include $(LIB_OBJS:.o=.d) $(COMMON_OBJS:.o=.d) \

@@ -8,7 +8,8 @@
  *	{"gpu":{"mode":"vgpu","total_slots":...,"cards":[...],
  *	"systemic_failure_suspected":false}}
  * ({} on a host without VFs), with --vfs one line per VF
- *	{"vf_address":...,"card":...,"state":"free|claimed|dirty|quarantined",...}
+ *	{"vf_address":...,"card":...,
+ *	 "state":"free|claimed|dirty|quarantined",...}
  * or the Prometheus text; on stdout, or with --output written atomically
  * with prom_write_textfile() (a temporary file of its own, fsync, rename;
  * mode 0644), so concurrent reports and an unlocked reader such as
@@ -125,7 +126,8 @@ parse_args(int argc, char **argv, struct run *r)
 			break;
 		case OPT_OUTPUT:
 			if (optarg[0] == '\0')
-				cli_usage_error(&r->cli, "--output: empty path");
+				cli_usage_error(&r->cli,
+				    "--output: empty path");
 			r->output = optarg;
 			break;
 		case OPT_VFS:

@@ -46,7 +46,8 @@
 
 static const char usage[] =
     "usage: vfrecover [-c FILE] [--data-dir DIR] [--sysfs-root DIR]\n"
-    "                 [--proc-root DIR] [--lock-timeout S] [--log-level LEVEL]\n"
+    "                 [--proc-root DIR] [--lock-timeout S]\n"
+    "                 [--log-level LEVEL]\n"
     "                 --card PF [--dry-run] [--wait S] [--force]\n"
     "       vfrecover [OPTIONS] --status\n"
     "\n"
@@ -61,7 +62,8 @@ static const char usage[] =
     "                        (default 0: check once)\n"
     "  --force               cycle even when a systemic failure is suspected\n"
     "  --status              print the journal of every card, one per line\n"
-    "  --proc-root DIR       where /proc is, for the holder checks (default /)\n"
+    "  --proc-root DIR       where /proc is, for the holder checks\n"
+    "                        (default /)\n"
     CLI_HELP_HOST_OPTIONS
     "  -h, --help            print this help and exit\n"
     "  --version             print the version and exit\n";
@@ -136,7 +138,8 @@ parse_args(int argc, char **argv, struct run *r)
 	if (optind < argc)
 		cli_usage_error(&r->cli, "unexpected argument");
 	if (r->status == (r->card[0] != '\0'))
-		cli_usage_error(&r->cli, "give exactly one of --card or --status");
+		cli_usage_error(&r->cli,
+		    "give exactly one of --card or --status");
 	if (r->proc_root == NULL)
 		r->proc_root = "/";
 }
@@ -259,7 +262,8 @@ run_command(struct run *r, const char *step, const char *script,
 		env[1] = env_vf;
 	}
 	if (runcmd_run(script, args, env, r->conf.step_timeout, &res) < 0) {
-		json_object_set_new(r->fields, "error", json_string(strerror(errno)));
+		json_object_set_new(r->fields, "error",
+		    json_string(strerror(errno)));
 		return false;
 	}
 	ok = runcmd_ok(&res);
@@ -354,8 +358,8 @@ step_preflight(struct run *r)
 	if ((rc = preflight_checks(r, &sy)) != 0)
 		return rc == STEP_FAILED ? finish_step(r, STEP_PREFLIGHT,
 		    true) : rc;
-	f = json_pack("{s:o, s:o}", "vfs", recovery_list_json(&r->vfs), "wedged",
-	    recovery_list_json(&r->wedged));
+	f = json_pack("{s:o, s:o}", "vfs", recovery_list_json(&r->vfs),
+	    "wedged", recovery_list_json(&r->wedged));
 	if (r->resumed)
 		json_object_set_new(f, "resumed", json_true());
 	if (sy.suspected && !r->resumed) {

@@ -534,7 +534,8 @@ cmd_init(struct ctx *c)
 	if ((rc = owner_ids(c->a.owner, &uid, &gid)) != 0)
 		return rc;
 	if (store_create(&c->s, uid, gid, &created) < 0) {
-		log_msg(LVL_ERROR, "cannot create the VF health state directory",
+		log_msg(LVL_ERROR,
+		    "cannot create the VF health state directory",
 		    "{s:s}", "error", c->s.why);
 		return EX_IOERR;
 	}

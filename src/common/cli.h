@@ -35,13 +35,13 @@
 /* The --help lines of the shared options of a program that reads the
  * store and sysfs (vfpick, resources-report), as their man pages say. */
 #define CLI_HELP_HOST_OPTIONS \
-    "  -c, --config FILE     configuration file (default $VFSENTINEL_CONF,\n" \
-    "                        else /etc/vfsentinel/vfsentinel.conf)\n" \
-    "  --data-dir DIR        host state directory; the files are in DIR/gpu\n" \
-    "                        (default data_dir, else /var/lib/vfsentinel)\n" \
-    "  --sysfs-root DIR      prefix for /sys (default sysfs_root, else /)\n" \
-    "  --lock-timeout S      seconds to wait for the store lock (default 10)\n" \
-    "  --log-level LEVEL     debug, info, warn or error (default info)\n"
+  "  -c, --config FILE     configuration file (default $VFSENTINEL_CONF,\n" \
+  "                        else /etc/vfsentinel/vfsentinel.conf)\n" \
+  "  --data-dir DIR        host state directory; the files are in DIR/gpu\n" \
+  "                        (default data_dir, else /var/lib/vfsentinel)\n" \
+  "  --sysfs-root DIR      prefix for /sys (default sysfs_root, else /)\n" \
+  "  --lock-timeout S      seconds to wait for the store lock (default 10)\n" \
+  "  --log-level LEVEL     debug, info, warn or error (default info)\n"
 
 /*
  * The first call of every main: log_init(prog), then sig_start() (no

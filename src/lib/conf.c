@@ -260,7 +260,8 @@ key_json(const struct conf *c, const struct key *k)
 	else
 		v = json_string(field);
 	if (v == NULL)
-		errno = k->kind == KEY_UINT || utf8_valid_str(field) ? ENOMEM : EILSEQ;
+		errno = k->kind == KEY_UINT || utf8_valid_str(field) ? ENOMEM :
+		    EILSEQ;
 	return v;
 }
 
@@ -277,7 +278,8 @@ conf_json(const struct conf *c)
 	}
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		v = key_json(c, &keys[i]);
-		if (v == NULL || json_object_set_new(obj, keys[i].name, v) < 0) {
+		if (v == NULL ||
+		    json_object_set_new(obj, keys[i].name, v) < 0) {
 			if (v != NULL)
 				errno = ENOMEM;
 			json_decref(obj);

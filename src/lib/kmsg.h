@@ -70,7 +70,7 @@ struct kmsg_reader {
 	int (*emit)(void *ctx, const struct kmsg_record *rec);
 	void (*note)(void *ctx, enum kmsg_note what, unsigned long long n);
 	void *ctx;
-	bool lines;		/* byte stream of lines, not one record per read */
+	bool lines;		/* a byte stream of lines, not records */
 	struct kmsg_stats stats;
 	/* private */
 	char *buf;

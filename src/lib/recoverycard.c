@@ -49,7 +49,8 @@ recovery_card_virtfns(const char *sysfs_root, const char *card,
 		return errno == ENOENT ? 0 : -1;
 	while ((de = readdir(d)) != NULL) {
 		if (strncmp(de->d_name, "virtfn", 6) != 0 ||
-		    io_pathf(path, sizeof(path), "%s/%s", dir, de->d_name) < 0 ||
+		    io_pathf(path, sizeof(path), "%s/%s", dir,
+		    de->d_name) < 0 ||
 		    (n = readlink(path, link, sizeof(link) - 1)) <= 0)
 			continue;
 		link[n] = '\0';

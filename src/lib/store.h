@@ -53,7 +53,7 @@ struct health {
 	size_t n;
 	size_t cap;
 	unsigned threshold;
-	bool requarantined;		/* load applied the threshold: persist */
+	bool requarantined;		/* the threshold applied: persist */
 };
 
 struct claim {

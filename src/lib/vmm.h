@@ -7,7 +7,7 @@
  * path against it:
  *
  *	struct vmm_listeners l;
- *	vmm_listeners_load(&l, proc_root);	(a failure still leaves l usable)
+ *	vmm_listeners_load(&l, proc_root);	(l is usable after a failure)
  *	st = vmm_liveness(&l, path, &why);
  *	vmm_listeners_release(&l);
  */
