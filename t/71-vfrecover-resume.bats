@@ -1,10 +1,12 @@
 #!/usr/bin/env bats
 # vfrecover (SPEC 4.6), the hard cases: SIGTERM mid-run (the step ends,
-# restore runs, exit 75, a rerun resumes), kill -9 at random moments (a
-# rerun always recovers, the stand-in DCGM is never left stopped, no VF
-# of the card is handed out between drain and clear), two runs on one
-# card, the systemic guard and --force, a failed verification, --status,
-# the store unavailable and usage errors.
+# restore runs, exit 75, a rerun resumes), kill -9 at a random moment of
+# each step, 54 times and more in resumes (the store and the journal
+# load, a rerun always recovers and restores first, the stand-in DCGM is
+# never left stopped, no VF of the card is handed out between drain and
+# clear), a vfpick --claim loop during a recovery, two runs on one card,
+# the systemic guard and --force, a failed verification, --status, the
+# store unavailable and usage errors.
 
 load helpers
 load lib/placement
@@ -42,42 +44,131 @@ restore $PF"
 	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"recovered"}'
 }
 
-@test "vfrecover: killed with SIGKILL at random moments, a rerun always recovers and restores; nothing is placed on the drained card" {
-	local n journal drained
-	claim_free() {
-		vfpick --data-dir "$DATA" --sysfs-root "$SYSFS" \
-		    --profile 'NVIDIA L40S-12Q' >/dev/null 2>&1
-	}
-	for ((n = 0; n < 25; n++)); do
-		echo "# kill $n" >&2
-		vfrecover --proc-root "$T" --card $PF >/dev/null 2>&1 &
-		pid=$!
-		sleep "0.$((RANDOM % 7))$((RANDOM % 10))"
-		kill -KILL $pid 2>/dev/null || true
-		wait $pid 2>/dev/null || true
-		sleep 0.2	# an orphaned stand-in command finishes
-		run -0 vfstore --data-dir "$DATA" check
-		drained=0
-		if [ -e "$JOURNAL" ]; then
-			run -0 jq -r '[.steps[] | select(.status == "done") | .step] | join(" ")' "$JOURNAL"
-			journal=$output
-			# Drained and not yet cleared: the cycle is not
-			# through enable (clear may be saved before the
-			# journal says so, never before enable).
-			[[ " $journal " != *" drain "* ||
-			    " $journal " == *" enable "* ]] || drained=1
+# claim_free: 0 if vfpick hands out a VF (a dry pick, no claim).
+claim_free() {
+	vfpick --data-dir "$DATA" --sysfs-root "$SYSFS" \
+	    --profile 'NVIDIA L40S-12Q' >/dev/null 2>&1
+}
+
+# killed_checks: after a kill, the store and the journal load, and a
+# card drained and not yet cleared hands out no VF.
+killed_checks() {
+	local vf
+	run -0 vfstore --data-dir "$DATA" check
+	[ -e "$JOURNAL" ] || return 0
+	run -0 jq -e --arg pf "$PF" '.version == 1 and .card == $pf and
+	    (.steps | length) > 0' "$JOURNAL"
+	run -0 --separate-stderr vfrecover --status
+	assert_equal "$(jq -r 'select(.state == "in_progress") | .card' \
+	    <<<"$output")" "$PF"
+	# Between drain and clear (clear is saved before the journal says
+	# so, never before verify is done).
+	if journal_has drain done && ! journal_has verify done; then
+		run -1 claim_free
+		for vf in $VF4 $VF5 $VF6; do
+			quarantined "$vf"
+		done
+	fi
+}
+
+@test "vfrecover: killed with SIGKILL at a random moment of each step (54 kills, and more in resumes), a rerun always recovers, restores first; nothing is placed on the drained card" {
+	local n step landed base restore_first
+	local -A hit=()
+	kills=0
+	crash_conf
+	for ((n = 0; kills < 54 && n < 90; n++)); do
+		step=${STEPS[n % 9]}
+		vfstore --data-dir "$DATA" --sysfs-root "$SYSFS" quarantine \
+		    --vf $VF5 >/dev/null 2>&1
+		crash_run "$step"
+		if [ "$RC" != 137 ]; then
+			# It finished before the kill.
+			assert_equal "$RC" 0
+			continue
 		fi
-		if [ $drained = 1 ]; then
-			run -1 claim_free
+		kills=$((kills + 1))
+		landed=$(landed_step)
+		hit[$landed]=$((${hit[$landed]:-0} + 1))
+		echo "# kill $kills in $step: landed in $landed" >&2
+		killed_checks
+		base=$(wc -l <"$CALLS")
+		restore_first=0
+		if journal_has quiesce started done &&
+		    ! journal_has restore done; then
+			restore_first=1
+		fi
+		# Every third time the resumed run is killed too.
+		if [ $((n % 3)) = 2 ]; then
+			crash_run any
+			if [ "$RC" = 137 ]; then
+				kills=$((kills + 1))
+			fi
+			killed_checks
+		fi
+		run -0 --separate-stderr rec --card $PF
+		assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"recovered"}'
+		assert_equal "$(cat "$T/dcgm")" running
+		assert_equal "$(cat "$DEV/$PF/sriov_numvfs")" 3
+		assert_file_not_exists "$JOURNAL"
+		if [ $restore_first = 1 ]; then
+			run -0 sed -n "$((base + 1))p" "$CALLS"
+			assert_output "restore $PF"
 		fi
 	done
-	run -0 --separate-stderr rec --card $PF
-	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"recovered"}'
-	assert_equal "$(cat "$DEV/$PF/sriov_numvfs")" 3
+	echo "# $kills kills:$(for s in "${STEPS[@]}"; do printf ' %s:%s' "$s" "${hit[$s]:-0}"; done)" >&2
+	[ "$kills" -ge 54 ]
+	for step in "${STEPS[@]}"; do
+		[ "${hit[$step]:-0}" -ge 1 ]
+	done
 	# Every quiesce is followed by a restore: the stand-in DCGM runs.
 	run -0 grep -E '^(quiesce|restore)' "$CALLS"
 	assert_equal "${lines[-1]}" "restore $PF"
 	run -0 claim_free
+}
+
+# picker: vfpick --claim with a new instance id, again and again, until
+# verify starts ($CALLS); each pick's JSON or "exit N" goes to $T/picks.
+picker() {
+	local i=0 rc
+	until grep -q '^verify' "$CALLS"; do
+		i=$((i + 1))
+		rc=0
+		vfpick --data-dir "$DATA" --sysfs-root "$SYSFS" --profile "$P12" \
+		    --claim "pick-$i" >>"$T/picks" 2>>"$T/picks.err" || rc=$?
+		if [ $rc != 0 ]; then
+			echo "exit $rc" >>"$T/picks"
+		fi
+	done
+	touch "$T/picks-done"
+}
+
+@test "vfrecover: vfpick --claim in a loop from drain to verify never gets a VF of the card; the other card's VFs go, then it exits 1" {
+	local pf2=0000:e4:00.0 pid
+	mk_sriov_card $pf2 0000:e4:00.4 0000:e4:00.5
+	quarantine $VF5
+	# verify waits for the picker to stop: clear comes after.
+	recovery_conf "recovery.quiesce_command = echo quiesce >>$CALLS; sleep 0.3" \
+	    "recovery.verify_command = echo verify >>$CALLS; while [ ! -e $T/picks-done ]; do sleep 0.05; done"
+	SRIOV_DELAY=0.2 vfrecover --proc-root "$T" --card $PF >"$T/out" 2>"$T/err" &
+	pid=$!
+	PIDS="$PIDS $pid"
+	wait_journal drain $pid
+	picker &
+	PIDS="$PIDS $!"
+	rc=0
+	wait $pid || rc=$?
+	assert_equal "$rc" 0
+	assert_equal "$(tail -n 1 "$T/out")" '{"card":"0000:e3:00.0","result":"recovered"}'
+	assert_file_exists "$T/picks-done"
+	# Card e4's two VFs, then nothing (exit 1) while e3 is drained.
+	run -0 jq -R -r 'fromjson? // . | .vf_address? // .' "$T/picks"
+	assert_line --index 0 --regexp '^0000:e4:00\.[45]$'
+	assert_line --index 1 --regexp '^0000:e4:00\.[45]$'
+	assert_equal "$(sed -n '3,$p' <<<"$output" | sort -u)" "exit 1"
+	[ "${#lines[@]}" -ge 10 ]
+	run -0 vfstore --data-dir "$DATA" claims
+	assert_equal "$(jq -r .vf_address <<<"$output" | sort | xargs)" \
+	    "0000:e4:00.4 0000:e4:00.5"
 }
 
 @test "vfrecover: a second run on the same card exits 75 while the first holds PF.lock" {

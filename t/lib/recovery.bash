@@ -77,3 +77,94 @@ nvidia_holder() {
 	ln -sfn /dev/nvidia0 "$T/proc/$1/fd/3"
 	echo "$2" >"$T/proc/$1/comm"
 }
+
+# The steps in their order (SPEC 4.6).
+STEPS=(preflight drain idle quiesce disable enable restore verify clear)
+
+# crash_conf: the configuration of the kill -9 tests. The stand-in DCGM
+# keeps its state in $T/dcgm (quiesce writes stopped, restore running),
+# a verify command runs, and each command lasts $STEP_SLEEP seconds
+# (unset: no time), so that a kill can land while one runs.
+crash_conf() {
+	echo running >"$T/dcgm"
+	recovery_conf \
+	    "recovery.quiesce_command = echo quiesce \$VFSENTINEL_CARD >>$CALLS; echo stopped >$T/dcgm; sleep \${STEP_SLEEP:-0}" \
+	    "recovery.restore_command = sleep \${STEP_SLEEP:-0}; echo restore \$VFSENTINEL_CARD >>$CALLS; echo running >$T/dcgm" \
+	    "recovery.verify_command = echo verify \$VFSENTINEL_VF >>$CALLS; sleep \${STEP_SLEEP:-0}"
+}
+
+# orphans_left: 0 while a process started by a killed run (its
+# environment has RUN_TAG=$T) still runs: the stand-in commands are in
+# their own process group and outlive vfrecover.
+orphans_left() {
+	grep -qsxz "RUN_TAG=$T" /proc/[0-9]*/environ
+}
+
+# journal_has STEP STATUS...: 0 if $JOURNAL exists and holds STEP with
+# one of the STATUSes.
+journal_has() {
+	[ -e "$JOURNAL" ] || return 1
+	jq -e --arg s "$1" '[.steps[] | select(.step == $s) | .status] |
+	    any(IN($ARGS.positional[]))' --args "${@:2}" <"$JOURNAL" >/dev/null
+}
+
+# landed_step: the step a killed run from the start was in: the first
+# one the journal has not done (no journal: preflight).
+landed_step() {
+	if [ ! -e "$JOURNAL" ]; then
+		echo preflight
+		return 0
+	fi
+	jq -r '[.steps[] | select(.status == "done" or .status == "skipped")
+	    | .step] as $d | [$ARGS.positional[] | select(IN($d[]) | not)] |
+	    .[0] // "none"' --args "${STEPS[@]}" <"$JOURNAL"
+}
+
+# wait_journal STEP PID: returns once the journal says STEP is done, or
+# PID has gone. Polls in bash (no fork per look), every 5 ms.
+wait_journal() {
+	local j
+	while kill -0 "$2" 2>/dev/null; do
+		j=
+		{ read -r -d '' j <"$JOURNAL"; } 2>/dev/null || true
+		[[ $j != *"\"step\":\"$1\",\"status\":\"done\""* ]] || return 0
+		sleep 0.005
+	done
+}
+
+# How long (ms) each step lasts under crash_run's slow-down, about: the
+# span of its random moment.
+declare -gA STEP_MS=([preflight]=40 [drain]=30 [idle]=30 [quiesce]=60
+    [disable]=60 [enable]=60 [restore]=60 [verify]=60 [clear]=30)
+
+# crash_run STEP|any: vfrecover --card $PF, slowed down (4 ms before each
+# open under DATA/gpu, 50 ms in each command), killed with SIGKILL at a
+# random moment of STEP (once the step before is done in the journal),
+# or within 400 ms of its start (any). Sets RC to its exit status (137:
+# killed) and returns once its orphaned commands have finished.
+crash_run() {
+	local pid i=0 ms=400 k
+	RUN_TAG=$T STEP_SLEEP=0.05 SRIOV_DELAY=0.025 LD_PRELOAD=$(fault_env) \
+	    DELAY_open=0.004 DELAY_MATCH=$DATA/gpu/ \
+	    vfrecover --proc-root "$T" --card "$PF" >/dev/null 2>&1 &
+	pid=$!
+	if [ "$1" != any ]; then
+		ms=${STEP_MS[$1]}
+		while [ "${STEPS[i]}" != "$1" ]; do
+			i=$((i + 1))
+		done
+	fi
+	if [ "$i" -gt 0 ]; then
+		wait_journal "${STEPS[i - 1]}" "$pid"
+	fi
+	sleep "$(printf '0.%03d' $((RANDOM % ms)))"
+	kill -KILL "$pid" 2>/dev/null || true
+	RC=0
+	wait "$pid" 2>/dev/null || RC=$?
+	for ((k = 0; k < 100; k++)); do
+		orphans_left || return 0
+		sleep 0.05
+	done
+	echo "# orphans of the killed run still run" >&2
+	return 1
+}
