@@ -4,7 +4,7 @@
 
 load helpers
 
-PROGS=${COMMON_PROGS:-"kmsg-watch gpu-probe vsock-answer sentinel-poll vfstore vfpick resources-report"}
+PROGS=${COMMON_PROGS:-"kmsg-watch gpu-probe vsock-answer sentinel-poll vfstore vfpick resources-report vfrecover"}
 
 setup() {
 	vfs_setup
@@ -16,6 +16,7 @@ args() {
 	case $1 in
 	vfstore) echo check ;;
 	vfpick) echo --profile=L40S-12Q ;;
+	vfrecover) echo --status ;;
 	*) ;;
 	esac
 }

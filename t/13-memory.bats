@@ -177,6 +177,42 @@ capped() {
 	assert_equal "$rc" 0
 }
 
+@test "vfrecover --dry-run and the whole cycle of a 64-VF card work under the cap" {
+	local pf=0000:40:00.0 dev n
+	cp -a "$SYSFS" "$T/sysfs-rw"
+	SYSFS=$T/sysfs-rw
+	dev=$SYSFS/sys/bus/pci/devices
+	# The card's virtfn links, as the kernel shows them, and the
+	# stand-in sriov-manage over this tree.
+	for ((n = 0; n < 64; n++)); do
+		ln -s "../$(vf_addr 0 $n)" "$dev/$pf/virtfn$n"
+	done
+	echo 64 >"$dev/$pf/sriov_numvfs"
+	mkdir -p "$T/proc"
+	echo "recovery.sriov_manage = $VFS_ROOT/t/lib/sriov-manage" >"$VFSENTINEL_CONF"
+	export FAKE_SYSFS=$SYSFS
+	# Its first 32 VFs are claimed: busy.
+	run -1 --separate-stderr capped vfrecover --sysfs-root "$SYSFS" \
+	    --data-dir "$DATA" --proc-root "$T" --card $pf --dry-run
+	assert_equal "${lines[-1]}" '{"card":"0000:40:00.0","result":"busy"}'
+	run -0 jq -r 'select(.step == "idle") | .busy | length' <<<"$output"
+	assert_output 32
+	# Without those claims it cycles: drain, sriov-manage -d and -e,
+	# clear, over the 512-record store.
+	jq '.claims |= map(select(.vf_address | startswith("0000:40:") | not))' \
+	    "$CLAIMS" >"$T/claims"
+	mv "$T/claims" "$CLAIMS"
+	run -0 --separate-stderr capped vfrecover --sysfs-root "$SYSFS" \
+	    --data-dir "$DATA" --proc-root "$T" --card $pf
+	assert_equal "${lines[-1]}" '{"card":"0000:40:00.0","result":"recovered"}'
+	run -0 jq -r 'select(.step == "preflight") | .vfs | length' <<<"$output"
+	assert_output 64
+	run -0 cat "$dev/$pf/sriov_numvfs"
+	assert_output 64
+	run -0 --separate-stderr capped vfrecover --data-dir "$DATA" --status
+	assert_equal "$(jq -r '"\(.card) \(.state)"' <<<"$output")" "$pf last"
+}
+
 # big FILE KEY: a valid store file of 40 MiB (whitespace after the
 # document): more than the cap, less than the loader's 64 MiB limit.
 big() {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # 97-demo.bats - `make demo` (tools/demo.sh) runs the whole loop on a
 # simulated host and shows what it claims to: a wedged VF recorded, then
-# quarantined, placement avoiding it and its card, the runbook clearing
-# it, a SIGKILLed VMM's claim released by reconcile, and nothing left
+# quarantined, placement avoiding it and its card, vfrecover cycling
+# its card (step 7) and clearing it, a SIGKILLed VMM's claim released by reconcile, and nothing left
 # running afterwards.
 
 load helpers
@@ -98,6 +98,29 @@ wedged_vf() {
 	assert_line 'hypeman_instances_vgpu_sentinel_init_failures_total 2'
 	run -0 grep -E '^hypeman_resources_gpu_slots\{kind="quarantined"\} ' "$DEMO_OUT"
 	assert_output 'hypeman_resources_gpu_slots{kind="quarantined"} 1'
+}
+
+# cycle_lines: the output of step 7's vfrecover run (the lines after
+# its command line, up to the next command or text).
+cycle_lines() {
+	awk '/^\$ vfrecover .* --wait / { on = 1; next }
+	    on && /^(\$ |   )/ { exit } on' "$DEMO_OUT"
+}
+
+@test "step 7's vfrecover cycles the wedged VF's card: every step done or skipped, recovered" {
+	local card
+	card=$(json 'select(.instance_id == "vm-1" and .card) | .card' |
+	    head -n 1 | tr -d '"')
+	[ -n "$card" ]
+	run -0 cycle_lines
+	assert_equal "${lines[-1]}" "{\"card\":\"$card\",\"result\":\"recovered\"}"
+	assert_equal "$(jq -r 'select(.status) | .step' <<<"$output" | xargs)" \
+	    "preflight drain idle quiesce disable enable restore verify clear"
+	assert_equal "$(jq -r 'select(.status) | .status' <<<"$output" | sort -u | xargs)" \
+	    "done skipped"
+	# The wedged VF was among those drained and cleared.
+	run -0 jq -r 'select(.step == "clear") | .vfs[]' <<<"$output"
+	assert_line "$(wedged_vf)"
 }
 
 @test "after the runbook the VF is back and its verification boot is ok" {
