@@ -242,8 +242,10 @@ last
 
 @test "vfrecover: a failed audit write stops the run like SIGTERM (restore runs) and exits 74" {
 	# The 4th audit line is quiesce's (preflight, drain, idle, quiesce).
-	LD_PRELOAD=$(fault_env) FAIL_fsync=4 FAIL_MATCH=audit.jsonl \
-	    run -74 --separate-stderr rec --card $PF
+	# env: the preload reaches vfrecover only, not bats' own helpers of
+	# --separate-stderr (an ASan run preloads the sanitizer too).
+	run -74 --separate-stderr env LD_PRELOAD="$(fault_env)" FAIL_fsync=4 \
+	    FAIL_MATCH=audit.jsonl vfrecover --proc-root "$T" --card $PF
 	assert_equal "$(steps)" "preflight:done drain:done idle:done quiesce:done restore:done"
 	[[ "$stderr" == *'"cannot write the audit line"'* ]]
 	run -0 cat "$CALLS"
