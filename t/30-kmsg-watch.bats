@@ -21,6 +21,17 @@ teardown() {
 	[ -z "$stderr" ]
 }
 
+@test "a PCI tree that cannot be scanned exits 74 and names the sysfs root" {
+	mkdir -p "$T/bad/sys/bus/pci"
+	echo x >"$T/bad/sys/bus/pci/devices"
+	run -74 --separate-stderr kmsg-watch --sysfs-root "$T/bad" \
+	    --kmsg "$FIX/upstream.kmsg"
+	[ -z "$output" ]
+	run -0 jq -r 'select(.level == "error") | "\(.msg) \(.sysfs_root)"' \
+	    <<<"$stderr"
+	assert_output "cannot scan PCI functions $T/bad"
+}
+
 @test "--version names the program and the suite" {
 	run -0 kmsg-watch --version
 	assert_output "kmsg-watch (vfsentinel) 0.1.0"

@@ -43,6 +43,16 @@ marker_re() {
 	run -64 --separate-stderr vsock-answer --events "$T/ev" --listen tcp:1
 }
 
+@test "a --listen longer than a path is a usage error naming the option, not a truncated socket" {
+	local long
+	long=unix:$T/$(head -c 5000 /dev/zero | tr '\0' a)
+	run -64 --separate-stderr vsock-answer --events "$T/ev" \
+	    --state-file "$T/s.json" --listen "$long"
+	[[ "$stderr" == *'vsock-answer: --listen: endpoint too long'* ]]
+	[ -z "$output" ]
+	[ ! -e "$T/ev" ]
+}
+
 @test "a new server answers UNKNOWN and creates the events FIFO" {
 	answer_start
 	[ -p "$T/ev" ]

@@ -354,6 +354,40 @@ test_claims_roundtrip(void)
 	claims_release(&c);
 }
 
+/* claims_find_vf is a binary search over the ledger, which the loader
+ * sorts by VF: every VF is found, wherever it stood in the file, and
+ * addresses before, between and after them are not. */
+static void
+test_find_vf(void)
+{
+	static const char *const vfs[] = { "0000:e4:00.1", "0000:e3:00.6",
+	    "0000:e3:00.4", "0000:e5:00.7", "0000:e3:00.5" };
+	static const char *const absent[] = { "0000:e3:00.3", "0000:e3:00.7",
+	    "0000:e4:00.0", "0000:e6:00.0" };
+	char text[2048], why[512];
+	struct claims c;
+	size_t i, n = 0, all = 1;
+
+	n += (size_t)snprintf(text, sizeof(text), "{\"version\":1,\"claims\":[");
+	for (i = 0; i < 5; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n,
+		    "%s{\"vf_address\":\"%s\",\"instance_id\":\"i-%zu\","
+		    "\"claimed_at\":\"2026-08-20T15:00:00Z\"}", i ? "," : "",
+		    vfs[i], i);
+	(void)snprintf(text + n, sizeof(text) - n, "]}");
+	ok(claims_parse(text, strlen(text), &c, why, sizeof(why)) == 0,
+	    "an unsorted ledger loads");
+	for (i = 0; i < 5; i++)
+		all &= claims_find_vf(&c, vfs[i]) != NULL &&
+		    strcmp(claims_find_vf(&c, vfs[i])->vf, vfs[i]) == 0;
+	ok(all, "every claimed VF is found");
+	for (i = 0, all = 1; i < 4; i++)
+		all &= claims_find_vf(&c, absent[i]) == NULL;
+	ok(all && claims_find_vf(&c, NULL) == NULL,
+	    "no VF before, between or after them");
+	claims_release(&c);
+}
+
 /* The loader drops whitespace outside strings before jansson reads the
  * text: tokens that whitespace separates stay apart, strings keep theirs. */
 static void
@@ -397,5 +431,6 @@ main(void)
 	test_claims_validation();
 	test_claims_roundtrip();
 	test_whitespace();
+	test_find_vf();
 	return done_testing();
 }
