@@ -65,6 +65,11 @@ COMMON_SRCS := $(sort $(wildcard src/common/*.c))
 COMMON_OBJS := $(COMMON_SRCS:src/common/%.c=$(BUILD)/common/%.o)
 PROG_SRCS := $(sort $(wildcard src/*.c))
 PROGS := $(PROG_SRCS:src/%.c=$(BIN)/%)
+# A program too big for one file keeps the rest in src/NAME/*.c (its own
+# files, with a header of their own, #include "NAME/NAME.h" from src/NAME.c).
+PART_SRCS := $(sort $(wildcard src/*/*.c))
+PART_SRCS := $(filter-out src/lib/% src/common/%,$(PART_SRCS))
+PART_OBJS := $(PART_SRCS:src/%.c=$(BUILD)/prog/%.o)
 UNIT_SRCS := $(sort $(wildcard t/unit/*.c))
 UNITS := $(UNIT_SRCS:t/unit/%.c=$(BUILD)/unit/%)
 TESTAID_SRCS := $(sort $(wildcard t/lib/*.c))
@@ -97,10 +102,13 @@ $(LIB): $(LIB_OBJS)
 # program on the next make. Keep every target built.
 .SECONDARY:
 
-$(BIN)/%: $(BUILD)/prog/%.o $(COMMON_OBJS) $(LIB)
+# The parts of program NAME: $(BUILD)/prog/NAME/*.o.
+parts = $(filter $(BUILD)/prog/$(1)/%,$(PART_OBJS))
+.SECONDEXPANSION:
+$(BIN)/%: $(BUILD)/prog/%.o $$(call parts,$$*) $(COMMON_OBJS) $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(COMMON_OBJS) $(LIB) $(DEPS_LIBS) \
-		$(LDLIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(call parts,$*) $(COMMON_OBJS) $(LIB) \
+		$(DEPS_LIBS) $(LDLIBS)
 
 $(BUILD)/unit/%: t/unit/%.c $(LIB)
 	@mkdir -p $(@D)
@@ -180,7 +188,7 @@ lint-layers:
 
 # STYLE: KNF, 80 columns (tabs at 8) in every C file of src/.
 lint-style:
-	@bad=$$(for f in src/*.c src/lib/*.[ch] src/common/*.[ch]; do \
+	@bad=$$(for f in src/*.c src/*/*.[ch]; do \
 		expand -t8 "$$f" | awk -v f="$$f" \
 		    'length > 80 { print f ":" FNR ": " length " columns" }'; \
 		done); \
@@ -271,7 +279,7 @@ distclean: clean
 .PHONY: all deps check check-asan lint lint-shell lint-man lint-tests lint-layers lint-style deb check-deb demo bench install uninstall \
 	install-user clean distclean test-aids
 
--include $(LIB_OBJS:.o=.d) $(COMMON_OBJS:.o=.d) \
+-include $(LIB_OBJS:.o=.d) $(COMMON_OBJS:.o=.d) $(PART_OBJS:.o=.d) \
 	$(PROG_SRCS:src/%.c=$(BUILD)/prog/%.d)
 
 # --- Proof under fire: fuzzing, torture, valgrind (t/fuzz, t/torture) ----
