@@ -9,12 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "healthseal.h"
 #include "jsondoc.h"
 #include "obuf.h"
 #include "store.h"
 #include "timefmt.h"
-
-#define HEALTH_NOUN "VF health state"
 
 /* --- decoding --------------------------------------------------------- */
 
@@ -284,8 +283,8 @@ dump_failure(struct obuf *b, const struct vf_failure *f, int depth)
 	obuf_put(b, "}", 1);
 }
 
-static void
-dump_record(struct obuf *b, const struct vf_record *r, int depth)
+void
+health_dump_record(struct obuf *b, const struct vf_record *r, int depth)
 {
 	bool first = true;
 	size_t j;
@@ -320,15 +319,15 @@ health_dump(const struct health *h, size_t *len)
 	obuf_doc_begin(&b, "records");
 	for (i = 0; i < h->n; i++) {
 		obuf_item(&b, i, 2);
-		dump_record(&b, &h->recs[i], 2);
+		health_dump_record(&b, &h->recs[i], 2);
 	}
 	return obuf_doc_end(&b, h->n, len);
 }
 
 /* --- loading, saving, queries ----------------------------------------- */
 
-static void
-apply_threshold(struct health *h, unsigned threshold)
+void
+health_apply_threshold(struct health *h, unsigned threshold)
 {
 	struct timespec now;
 	size_t i;
@@ -363,7 +362,7 @@ health_load(struct store *s, struct health *h, unsigned threshold)
 		if (rc < 0)
 			return store_load_failed(s);
 	}
-	apply_threshold(h, threshold < 1 ? 1 : threshold);
+	health_apply_threshold(h, threshold < 1 ? 1 : threshold);
 	return 0;
 }
 
@@ -470,9 +469,15 @@ int
 health_save(struct store *s, const struct health *h,
     struct atomic_result *res)
 {
-	char *text;
+	struct healthseal seal;
 	size_t len = 0;
+	char *text;
 
-	text = health_dump(h, &len);
-	return store_save_text(s, s->health_path, text, len, HEALTH_NOUN, res);
+	if ((text = health_dump(h, &len)) != NULL)
+		healthseal_of(&seal, text, len, h);
+	if (store_save_text(s, s->health_path, text, len, HEALTH_NOUN,
+	    res) < 0)
+		return -1;
+	(void)healthseal_write(s->dir, &seal);
+	return 0;
 }

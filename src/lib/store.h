@@ -123,6 +123,8 @@ int store_save_text(struct store *s, const char *path, char *text,
 
 /* --- healthfile.c ----------------------------------------------------- */
 
+#define HEALTH_NOUN "VF health state"
+
 /*
  * Loads vf-health.json and applies the threshold: a record with at least
  * threshold failures and no quarantined_at gets quarantined_at = now and
@@ -142,7 +144,16 @@ int health_parse(const char *text, size_t len, struct health *h,
  * is not valid UTF-8 (the loader would refuse the file: never written). */
 char *health_dump(const struct health *h, size_t *len);
 
-/* Persists h atomically. -1 with errno, s->why and res filled. */
+/* Appends r in that layout, its "{" at depth (for healthseal.c). */
+struct obuf;
+void health_dump_record(struct obuf *b, const struct vf_record *r, int depth);
+
+/* The threshold part of health_load(): sets h->threshold, quarantines
+ * (now) what reached it, and sets h->requarantined then. */
+void health_apply_threshold(struct health *h, unsigned threshold);
+
+/* Persists h atomically, and seals it (healthseal.h). -1 with errno,
+ * s->why and res filled. */
 int health_save(struct store *s, const struct health *h,
     struct atomic_result *res);
 
