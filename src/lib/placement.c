@@ -342,6 +342,34 @@ placement_type_id(const struct vf_info *vi, const char *profile)
 	return id != 0 ? id : vi->current_type;
 }
 
+const struct placement_vf *
+placement_find(const struct placement *p, const char *vf)
+{
+	size_t i;
+
+	for (i = 0; i < p->inv->n; i++)
+		if (strcmp(p->vf[i].vi->addr, vf) == 0)
+			return &p->vf[i];
+	return NULL;
+}
+
+enum placement_pin
+placement_pin(const struct placement *p, const struct placement_vf *v,
+    const char *profile, bool include_quarantined)
+{
+	if (v->state == PLACEMENT_CLAIMED)
+		return PLACEMENT_PIN_CLAIMED;
+	if (v->state == PLACEMENT_DIRTY)
+		return PLACEMENT_PIN_DIRTY;
+	if (placement_type_id(v->vi, profile) == 0)
+		return PLACEMENT_PIN_NOT_OFFERED;
+	if (v->quarantined && !include_quarantined)
+		return PLACEMENT_PIN_QUARANTINED;
+	if (p->health == NULL)
+		return PLACEMENT_PIN_HEALTH_UNKNOWN;
+	return PLACEMENT_PIN_OK;
+}
+
 const char *
 placement_view_name(enum placement_view view)
 {

@@ -136,6 +136,30 @@ const struct vf_info *placement_choice(const struct placement *p,
  * it, else its leftover type (a dirty candidate); 0 if neither. */
 unsigned placement_type_id(const struct vf_info *vi, const char *profile);
 
+/* The placement VF of address vf (canonical), or NULL when the
+ * inventory has none. */
+const struct placement_vf *placement_find(const struct placement *p,
+    const char *vf);
+
+/* Whether a pinned VF (--vf, SPEC.md 4.3) can take a profile. */
+enum placement_pin {
+	PLACEMENT_PIN_OK,
+	PLACEMENT_PIN_CLAIMED,		/* v->claim holds it */
+	PLACEMENT_PIN_DIRTY,		/* allocated in sysfs, no claim */
+	PLACEMENT_PIN_NOT_OFFERED,	/* neither advertised nor leftover */
+	PLACEMENT_PIN_QUARANTINED,	/* and quarantined ones not accepted */
+	PLACEMENT_PIN_HEALTH_UNKNOWN	/* p built without a health store */
+};
+
+/*
+ * The verdict for pinning v to the profile, the first that applies in
+ * the order above; a quarantined VF passes only with
+ * include_quarantined (a verification boot).
+ */
+enum placement_pin placement_pin(const struct placement *p,
+    const struct placement_vf *v, const char *profile,
+    bool include_quarantined);
+
 /* "free", "claimed", "dirty" or "quarantined" (which wins: SPEC.md 4.5
  * --vfs): the name of v->view. */
 const char *placement_state_name(const struct placement_vf *v);

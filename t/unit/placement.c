@@ -291,6 +291,34 @@ test_order(void)
 }
 
 /* Without a health store nothing is quarantined or allocatable. */
+/* --vf: what a pinned VF is refused for, in the rule's order. */
+static void
+test_pin(const struct placement *p)
+{
+	const struct placement_vf *v;
+
+	ok(placement_find(p, "0000:e9:00.4") == NULL, "pin: a VF the "
+	    "inventory lacks is not found");
+	v = placement_find(p, "0000:e3:00.5");
+	ok(v != NULL && placement_pin(p, v, P12, false) ==
+	    PLACEMENT_PIN_CLAIMED && strcmp(v->claim->instance_id,
+	    "i-1") == 0, "pin: a claimed VF, with its claim");
+	ok(placement_pin(p, vf_of(p, "0000:e3:01.0"), P1, true) ==
+	    PLACEMENT_PIN_CLAIMED, "pin: claimed wins over quarantined");
+	ok(placement_pin(p, vf_of(p, "0000:e3:00.6"), P12, false) ==
+	    PLACEMENT_PIN_DIRTY, "pin: a dirty VF is in use");
+	ok(placement_pin(p, vf_of(p, "0000:e4:00.4"), P1, false) ==
+	    PLACEMENT_PIN_NOT_OFFERED, "pin: a free VF not offering it");
+	ok(placement_pin(p, vf_of(p, "0000:e3:00.7"), P1, false) ==
+	    PLACEMENT_PIN_NOT_OFFERED, "pin: not offered before quarantined");
+	ok(placement_pin(p, vf_of(p, "0000:e3:00.7"), P12, false) ==
+	    PLACEMENT_PIN_QUARANTINED, "pin: quarantined, not accepted");
+	ok(placement_pin(p, vf_of(p, "0000:e3:00.7"), P12, true) ==
+	    PLACEMENT_PIN_OK, "pin: quarantined, --include-quarantined");
+	ok(placement_pin(p, vf_of(p, "0000:e3:00.4"), P1, false) ==
+	    PLACEMENT_PIN_OK, "pin: a free VF offering it");
+}
+
 static void
 test_unavailable(const struct vf_inventory *inv, const struct claims *c)
 {
@@ -301,6 +329,10 @@ test_unavailable(const struct vf_inventory *inv, const struct claims *c)
 	    p.cards[0].quarantined == 0, "fail closed: used as usual, "
 	    "nothing quarantined or allocatable");
 	test_profiles(&p, 0, 0);
+	ok(placement_pin(&p, vf_of(&p, "0000:e3:00.4"), P12, false) ==
+	    PLACEMENT_PIN_HEALTH_UNKNOWN && placement_pin(&p, vf_of(&p,
+	    "0000:e3:00.7"), P12, false) == PLACEMENT_PIN_HEALTH_UNKNOWN,
+	    "pin: without health nothing can be pinned");
 	placement_release(&p);
 }
 
@@ -443,6 +475,7 @@ main(void)
 	test_counts(&p);
 	test_cards(&p);
 	test_candidates(&p);
+	test_pin(&p);
 	test_order();
 	test_unavailable(&inv, &c);
 	test_systemic(&inv, &c);
