@@ -38,6 +38,7 @@
 #include "sysfs.h"
 #include "timefmt.h"
 #include "vfaddr.h"
+#include "vfpick/vfpick.h"
 
 #define PROG "vfpick"
 
@@ -82,25 +83,6 @@ enum {
 	OPT_SEED,
 	OPT_VF,
 	OPT_INCLUDE_QUARANTINED
-};
-
-struct run {
-	struct cli cli;
-	struct conf conf;
-	char *profile;			/* argv strings: the claim points */
-	char *instance;			/* at them (--claim) */
-	char *vsock;
-	char *control_socket;
-	char pin[VF_ADDR_LEN + 1];	/* --vf, canonical; "" when not given */
-	bool include_quarantined;
-	bool configure;
-	bool seeded;
-	unsigned seed;
-	struct store store;
-	struct health health;
-	struct claims claims;
-	struct vf_inventory inv;
-	struct placement pl;
 };
 
 static void
@@ -198,14 +180,14 @@ parse_args(int argc, char **argv, struct run *r)
 	check_args(r);
 }
 
-static int
+int
 fail_unavailable(const char *why)
 {
 	return log_fail(EX_UNAVAILABLE, "VF health state unavailable",
 	    "{s:s}", "error", why);
 }
 
-static int
+int
 fail_nomem(void)
 {
 	return log_fail(EX_OSERR, "out of memory", NULL);
@@ -234,7 +216,7 @@ open_store(struct run *r)
 }
 
 /* A failed store load: out of memory (71) or unavailable (69). */
-static int
+int
 fail_load(const struct store *s)
 {
 	if (s->nomem)
@@ -354,23 +336,30 @@ static const char *
 pin_refusal(const struct run *r, const struct placement_vf *v, char *msg,
     size_t len)
 {
-	if (v->state == PLACEMENT_CLAIMED)
+	switch (placement_pin(&r->pl, v, r->profile, r->include_quarantined)) {
+	case PLACEMENT_PIN_CLAIMED:
 		(void)snprintf(msg, len, "VF %s is in use (claimed by %.256s)",
 		    r->pin, v->claim->instance_id);
-	else if (v->state == PLACEMENT_DIRTY)
+		break;
+	case PLACEMENT_PIN_DIRTY:
 		(void)snprintf(msg, len, "VF %s is in use (allocated in sysfs "
 		    "without a claim: vfstore deconfigure --vf %s frees it)",
 		    r->pin, r->pin);
-	else if (placement_type_id(v->vi, r->profile) == 0)
+		break;
+	case PLACEMENT_PIN_NOT_OFFERED:
 		(void)snprintf(msg, len, "VF %s does not offer profile "
 		    "\"%.256s\"", r->pin, r->profile);
-	else if (v->quarantined && !r->include_quarantined)
+		break;
+	case PLACEMENT_PIN_QUARANTINED:
 		(void)snprintf(msg, len, "VF %s is quarantined (a verification "
 		    "boot passes --include-quarantined)", r->pin);
-	else if (r->pl.health == NULL)
+		break;
+	case PLACEMENT_PIN_HEALTH_UNKNOWN:
 		(void)snprintf(msg, len, "VF health state unknown");
-	else
+		break;
+	default:
 		return NULL;
+	}
 	return msg;
 }
 
@@ -378,22 +367,19 @@ pin_refusal(const struct run *r, const struct placement_vf *v, char *msg,
 static int
 select_pinned(struct run *r, const struct vf_info **out)
 {
+	const struct placement_vf *v = placement_find(&r->pl, r->pin);
 	char msg[512];
-	size_t i;
 
-	for (i = 0; i < r->inv.n; i++)
-		if (strcmp(r->pl.vf[i].vi->addr, r->pin) == 0)
-			break;
-	if (i == r->inv.n) {
+	if (v == NULL) {
 		(void)snprintf(msg, sizeof(msg), "no vGPU VF %s on this host",
 		    r->pin);
 		return log_fail(EXIT_NO, msg, NULL);
 	}
-	if (pin_refusal(r, &r->pl.vf[i], msg, sizeof(msg)) != NULL)
+	if (pin_refusal(r, v, msg, sizeof(msg)) != NULL)
 		return log_fail(EXIT_NO, msg, "{s:s, s:s}", "vf", r->pin,
 		    "profile", r->profile);
-	*out = r->pl.vf[i].vi;
-	if (r->pl.vf[i].quarantined)
+	*out = v->vi;
+	if (v->quarantined)
 		log_msg(LVL_WARN, "placing on a quarantined VF "
 		    "(--include-quarantined)", "{s:s}", "vf", r->pin);
 	return 0;
@@ -445,187 +431,6 @@ emit_claim(const struct run *r, const struct claim *cl)
 	    r->profile, cl->type_id ? cl->type_id : "", cl);
 }
 
-/* Persists the claims ledger; a failure is 74 and changes nothing. */
-static int
-save_claims(struct run *r, const char *what)
-{
-	struct atomic_result res = { 0 };
-
-	if (claims_save(&r->store, &r->claims, &res) == 0)
-		return 0;
-	return log_fail(EX_IOERR, what, "{s:s, s:s, s:s}", "path",
-	    r->store.claims_path, "step", res.step ? res.step : "", "error",
-	    r->store.why);
-}
-
-/* Persists a new claim of vi for the instance. */
-static int
-persist_claim(struct run *r, const struct vf_info *vi)
-{
-	char now[TIMEFMT_MAX], type_id[16];
-	struct timespec ts;
-	struct claim cl = { 0 };
-	int code;
-
-	timefmt_now(&ts);
-	if (timefmt_format(&ts, now, sizeof(now)) == -1)
-		return log_fail(EX_SOFTWARE, "cannot format the claim time",
-		    NULL);
-	(void)snprintf(type_id, sizeof(type_id), "%u",
-	    placement_type_id(vi, r->profile));	/* <= VGPU_TYPE_ID_MAX */
-	strcpy(cl.vf, vi->addr);
-	cl.instance_id = r->instance;
-	cl.claimed_at = now;
-	cl.profile = r->profile;
-	cl.type_id = type_id;
-	cl.vsock = r->vsock;
-	cl.control_socket = r->control_socket;
-	if (claims_add(&r->claims, &cl) == -1)
-		return fail_nomem();
-	if ((code = save_claims(r, "cannot persist the claim")) != 0)
-		return code;
-	log_msg(LVL_INFO, "claimed VF", "{s:s, s:s, s:s, s:s}", "vf",
-	    vi->addr, "instance_id", r->instance, "profile", r->profile,
-	    "claimed_at", now);
-	return 0;
-}
-
-/* Removes the claim of a failed configure again; returns the code. */
-static int
-configure_fail(struct run *r, int code, const char *msg, const char *vf,
-    const char *err)
-{
-	char why[1024];
-	int saved;
-
-	/* Copy first: removing the claim may reuse the buffers. */
-	(void)snprintf(why, sizeof(why), "%s", err);	/* a log field */
-	claims_remove_instance(&r->claims, r->instance);
-	saved = save_claims(r, "cannot remove the claim after a failed "
-	    "configure");
-	if (saved != 0)
-		return saved;
-	return log_fail(code, msg, "{s:s, s:s, s:s}", "vf", vf,
-	    "instance_id", r->instance, "error", why);
-}
-
-/* Re-reads the health store under the lock; 0, or the failure's code. */
-static int
-configure_health(struct run *r, const char *vf)
-{
-	char msg[128];
-
-	health_release(&r->health);
-	if (health_load(&r->store, &r->health, r->conf.threshold) == -1) {
-		if (r->store.nomem)
-			return fail_load(&r->store);
-		return configure_fail(r, EX_UNAVAILABLE, "VF health state "
-		    "unavailable", vf, r->store.why);
-	}
-	/* A verification boot configures the quarantined VF on purpose. */
-	if (!health_vf_quarantined(&r->health, vf) || (r->include_quarantined
-	    && strcmp(vf, r->pin) == 0))
-		return 0;
-	(void)snprintf(msg, sizeof(msg), "vendor VFIO vGPU on VF %s is "
-	    "quarantined", vf);
-	return configure_fail(r, EXIT_NO, msg, vf, "quarantined");
-}
-
-/*
- * Writes the claim's type id to current_vgpu_type and reads it back. The
- * health store is re-read first, under the same lock, so a VF
- * quarantined since the claim was made is refused. A VF that already
- * holds the type (a retried configure, a reused dirty VF) is left alone:
- * the driver takes a new type only on a free VF. On failure the claim is
- * removed again.
- */
-static int
-configure(struct run *r, const struct claim *cl)
-{
-	char vf[VF_ADDR_LEN + 1];
-	unsigned id, cur;
-	int code;
-
-	strcpy(vf, cl->vf);
-	if (cl->type_id == NULL || conf_parse_uint(cl->type_id, 1,
-	    VGPU_TYPE_ID_MAX, &id) == -1)
-		return configure_fail(r, EX_DATAERR, "claim has no valid "
-		    "type_id", vf, cl->type_id ? cl->type_id : "");
-	if ((code = configure_health(r, vf)) != 0)
-		return code;
-	if (sysfs_vgpu_type(r->conf.sysfs_root, vf, &cur) == 0 && cur == id) {
-		log_msg(LVL_INFO, "VF already holds the type", "{s:s, s:i}",
-		    "vf", vf, "type_id", (int)id);
-		return 0;
-	}
-	if (sysfs_set_vgpu_type(r->conf.sysfs_root, vf, id) == -1)
-		return configure_fail(r, EX_IOERR, "cannot configure VF", vf,
-		    strerror(errno));
-	log_msg(LVL_INFO, "configured VF", "{s:s, s:s, s:i}", "vf", vf,
-	    "instance_id", r->instance, "type_id", (int)id);
-	return 0;
-}
-
-/* Sets *slot to a copy of v when v is given and differs. 1 if set, 0 if
- * not, -1/ENOMEM. */
-static int
-update_str(char **slot, const char *v)
-{
-	char *copy;
-
-	if (v == NULL || (*slot != NULL && strcmp(*slot, v) == 0))
-		return 0;
-	if ((copy = strdup(v)) == NULL)
-		return -1;
-	free(*slot);
-	*slot = copy;
-	return 1;
-}
-
-/*
- * A second --claim for an instance that holds one. Another profile is
- * refused: configuring the held VF with it, or placing the instance a
- * second time, would both be wrong, so the launcher must release first.
- * The same profile is the same assignment (same claimed_at); a relaunched
- * VMM may listen elsewhere, so endpoints given anew replace the ledger's,
- * or the sentinel would keep polling the old ones.
- */
-static int
-existing_claim(struct run *r, struct claim *cl)
-{
-	char msg[512];
-	int vsock, ctl;
-
-	if (cl->profile == NULL || strcmp(cl->profile, r->profile) != 0) {
-		(void)snprintf(msg, sizeof(msg), "instance %.256s already "
-		    "holds VF %s with profile \"%.128s\"; release it first",
-		    r->instance, cl->vf, cl->profile ? cl->profile : "");
-		return log_fail(EX_DATAERR, msg, "{s:s, s:s}", "vf", cl->vf,
-		    "instance_id", r->instance);
-	}
-	if (r->pin[0] != '\0' && strcmp(cl->vf, r->pin) != 0) {
-		(void)snprintf(msg, sizeof(msg), "instance %.256s already "
-		    "holds VF %s, not %s; release it first", r->instance,
-		    cl->vf, r->pin);
-		return log_fail(EX_DATAERR, msg, "{s:s, s:s}", "vf", cl->vf,
-		    "instance_id", r->instance);
-	}
-	log_msg(LVL_INFO, "instance already holds a claim", "{s:s, s:s}",
-	    "vf", cl->vf, "instance_id", r->instance);
-	vsock = update_str(&cl->vsock, r->vsock);
-	ctl = update_str(&cl->control_socket, r->control_socket);
-	if (vsock < 0 || ctl < 0)
-		return fail_nomem();
-	if (vsock + ctl == 0)
-		return 0;
-	if ((vsock = save_claims(r, "cannot persist the claim's endpoints")))
-		return vsock;
-	log_msg(LVL_INFO, "updated the claim's endpoints", "{s:s, s:s, s:s?, "
-	    "s:s?}", "vf", cl->vf, "instance_id", r->instance, "vsock",
-	    cl->vsock, "control_socket", cl->control_socket);
-	return 0;
-}
-
 /* The VF for a new placement: the pinned one, or a random choice. */
 static int
 choose(struct run *r, const struct vf_info **vi)
@@ -654,7 +459,7 @@ claim_flow(struct run *r)
 	if (code != 0)
 		return code;
 	held = claims_find_instance(&r->claims, r->instance);
-	if (r->configure && (code = configure(r, held)) != 0)
+	if (r->configure && (code = configure_claim(r, held)) != 0)
 		return code;
 	return emit_claim(r, held);
 }

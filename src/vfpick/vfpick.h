@@ -1,0 +1,51 @@
+/*
+ * vfpick.h - what the parts of vfpick share (src/vfpick.c, the options,
+ * the choice and the result; src/vfpick/claim.c, --claim's ledger and
+ * --configure). Program-side: these log, and return exit codes.
+ */
+#ifndef VFPICK_H
+#define VFPICK_H
+
+#include <stdbool.h>
+
+#include "cli.h"
+#include "placement.h"
+#include "store.h"
+#include "sysfs.h"
+#include "vfaddr.h"
+
+struct run {
+	struct cli cli;
+	struct conf conf;
+	char *profile;			/* argv strings: the claim points */
+	char *instance;			/* at them (--claim) */
+	char *vsock;
+	char *control_socket;
+	char pin[VF_ADDR_LEN + 1];	/* --vf, canonical; "" when not given */
+	bool include_quarantined;
+	bool configure;
+	bool seeded;
+	unsigned seed;
+	struct store store;
+	struct health health;
+	struct claims claims;
+	struct vf_inventory inv;
+	struct placement pl;
+};
+
+/* The failures both parts report (vfpick.c): 71, 69, and a failed
+ * store load (71 out of memory, else 69). Each returns its code. */
+int fail_nomem(void);
+int fail_unavailable(const char *why);
+int fail_load(const struct store *s);
+
+/* claim.c: a new claim of vi for r->instance, persisted; 0 or a code. */
+int persist_claim(struct run *r, const struct vf_info *vi);
+
+/* claim.c: a second --claim of an instance that holds cl; 0 or a code. */
+int existing_claim(struct run *r, struct claim *cl);
+
+/* claim.c: --configure of the claim cl (removed again on failure). */
+int configure_claim(struct run *r, const struct claim *cl);
+
+#endif
