@@ -35,7 +35,6 @@
 #include <unistd.h>
 #include <jansson.h>
 
-#include "atomic.h"
 #include "cli.h"
 #include "endpoint.h"
 #include "guestproto.h"
@@ -44,7 +43,7 @@
 #include "lineserv.h"
 #include "log.h"
 #include "sig.h"
-#include "timefmt.h"
+#include "vsock-answer/vsock-answer.h"
 
 #define PROG "vsock-answer"
 #define CLIENT_MAX 1024			/* connections open at once */
@@ -52,8 +51,6 @@
 #define FD_SPARE 64			/* descriptors beside the connections */
 #define CLIENT_MS 5000			/* lifetime of one connection */
 #define FAIL_MARKER_MS 30000		/* failure markers at most so often */
-#define CONSOLE_MAX (256 * 1024)	/* console bytes waiting */
-#define SAVE_RETRY_MS 5000		/* retry a failed state-file write */
 #define POLL_FIXED 3			/* listen, events, console */
 
 static const char usage[] =
@@ -88,31 +85,6 @@ enum {
 	OPT_STATE_FILE,
 	OPT_BOOT_ID_FILE,
 	OPT_CONSOLE
-};
-
-struct answer {
-	const char *events_path, *state_path;
-	const char *boot_id_path, *console_path;
-	char listen[PATH_MAX];
-	char boot_id[64];
-	enum guest_state state;
-	char *message;			/* owned, FAILED only */
-	struct lineserv_reply *reply;	/* a reference: the reply for state */
-	struct lineserv_reply *bad, *unsupported;	/* error replies */
-	bool save_pending;
-	long long save_at;
-	int listen_fd, events_fd, console_fd;
-	struct jsonl_reader events;
-	bool events_done;		/* stdin or a file reached its end */
-	char *con_buf;			/* owned: console bytes to write */
-	size_t con_len;
-	bool fail_marked, ok_marked;
-	long long fail_marker_at;
-	struct lineserv serv;		/* the connections */
-	struct pollfd *pfds;		/* owned: POLL_FIXED + serv.max */
-	unsigned long bad_events, evicted_logged;
-	long long evict_logged_at;
-	int fatal;			/* an exit code that ends serve() */
 };
 
 static void
@@ -207,165 +179,6 @@ reply_update(struct answer *a)
 		return;
 	lineserv_reply_put(a->reply);
 	a->reply = r;
-}
-
-/* Sets the failure message (NULL clears), cut to GUEST_MESSAGE_MAX bytes
- * at a UTF-8 character boundary. */
-static void
-message_set(struct answer *a, const char *msg)
-{
-	size_t n;
-
-	free(a->message);
-	a->message = NULL;
-	if (msg == NULL)
-		return;
-	n = strlen(msg);
-	if (n > GUEST_MESSAGE_MAX) {
-		n = GUEST_MESSAGE_MAX;
-		while (n > 0 && ((unsigned char)msg[n] & 0xc0) == 0x80)
-			n--;
-	}
-	a->message = strndup(msg, n);
-	if (a->message == NULL)
-		a->fatal = log_fail(EX_OSERR, "out of memory", NULL);
-}
-
-/* Writes the state file; a failure is logged and retried later. */
-static void
-state_save(struct answer *a)
-{
-	struct atomic_result res = { 0 };
-	char *text;
-	json_t *obj;
-	int rc = -1;
-
-	obj = json_pack("{s:s, s:s, s:s}", "boot_id", a->boot_id, "state",
-	    guest_state_name(a->state), "failure_message",
-	    a->message != NULL ? a->message : "");
-	text = obj != NULL ? json_dumps(obj, JSON_COMPACT) : NULL;
-	if (text != NULL) {
-		rc = atomic_write(a->state_path, text, strlen(text), 0644,
-		    &res);
-		if (rc < 0)
-			log_msg(LVL_ERROR, "write state file failed",
-			    "{s:s, s:s, s:s}", "file", a->state_path, "step",
-			    res.step != NULL ? res.step : "?", "error",
-			    strerror(errno));
-		else if (a->save_pending)
-			log_msg(LVL_INFO, "state file written", "{s:s}",
-			    "file", a->state_path);
-	}
-	free(text);
-	json_decref(obj);
-	a->save_pending = rc < 0;
-	a->save_at = io_now_ms() + SAVE_RETRY_MS;
-}
-
-/* Applies a restored state file object if its boot id is ours. */
-static void
-state_restore(struct answer *a, const json_t *obj)
-{
-	const char *boot = jsonl_str(obj, "boot_id");
-	const char *name = jsonl_str(obj, "state");
-	const char *msg = jsonl_str(obj, "failure_message");
-	enum guest_state st;
-
-	if (boot == NULL || name == NULL || guest_state_parse(name, &st) < 0) {
-		log_msg(LVL_WARN, "state file invalid; ignored", "{s:s}",
-		    "file", a->state_path);
-		return;
-	}
-	if (a->boot_id[0] == '\0' || strcmp(boot, a->boot_id) != 0) {
-		log_msg(LVL_INFO, "state file is from another boot; ignored",
-		    "{s:s, s:s}", "file", a->state_path, "boot_id", boot);
-		return;
-	}
-	a->state = st;
-	message_set(a, st == GUEST_FAILED ? (msg != NULL ? msg : "") : NULL);
-	a->ok_marked = st == GUEST_OK;
-	log_msg(LVL_INFO, "state restored", "{s:s, s:s}", "state", name,
-	    "file", a->state_path);
-}
-
-static void
-state_load(struct answer *a)
-{
-	const char *why = NULL;
-	json_t *obj = NULL;
-	char *text;
-	size_t len;
-
-	if (io_read_attr(a->boot_id_path, a->boot_id, sizeof(a->boot_id)) < 0) {
-		log_msg(LVL_WARN, "cannot read boot id; state is not restored",
-		    "{s:s, s:s}", "file", a->boot_id_path, "error",
-		    strerror(errno));
-		a->boot_id[0] = '\0';
-		return;
-	}
-	text = io_slurp(a->state_path, 1024 * 1024, &len);
-	if (text == NULL && errno != ENOENT)
-		log_msg(LVL_WARN, "cannot read state file", "{s:s, s:s}",
-		    "file", a->state_path, "error", strerror(errno));
-	if (text != NULL && (obj = jsonl_parse(text, len, &why)) == NULL)
-		log_msg(LVL_WARN, "state file invalid; ignored", "{s:s, s:s}",
-		    "file", a->state_path, "error", why);
-	if (obj != NULL)
-		state_restore(a, obj);
-	json_decref(obj);
-	free(text);
-}
-
-/* Writes what the console buffer holds, as far as the console takes it. */
-static void
-console_flush(struct answer *a)
-{
-	ssize_t n;
-
-	while (a->con_len > 0) {
-		n = write(a->console_fd, a->con_buf, a->con_len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return;
-		if (n < 0) {
-			log_msg(LVL_ERROR, "write console failed; marker lost",
-			    "{s:s, s:s}", "file", a->console_path, "error",
-			    strerror(errno));
-			a->con_len = 0;
-			return;
-		}
-		memmove(a->con_buf, a->con_buf + n, a->con_len - (size_t)n);
-		a->con_len -= (size_t)n;
-	}
-}
-
-/* Queues three identical marker lines, then tries to write them. */
-static void
-console_marker(struct answer *a, bool failed)
-{
-	size_t cap = 128 + 4 * (a->message != NULL ? strlen(a->message) : 0);
-	struct timespec now;
-	char *grown;
-	int n, i;
-
-	grown = a->con_len + 3 * cap <= CONSOLE_MAX ?
-	    realloc(a->con_buf, a->con_len + 3 * cap) : NULL;
-	if (grown == NULL) {
-		log_msg(LVL_WARN, "console backlog full; marker dropped", NULL);
-		return;
-	}
-	a->con_buf = grown;
-	timefmt_now(&now);
-	n = guest_marker_format(failed, &now, a->message, a->con_buf +
-	    a->con_len, cap);
-	if (n < 0)
-		return;
-	for (i = 1; i < 3; i++)
-		memcpy(a->con_buf + a->con_len + (size_t)i * (size_t)n,
-		    a->con_buf + a->con_len, (size_t)n);
-	a->con_len += 3 * (size_t)n;
-	console_flush(a);
 }
 
 static void
@@ -519,19 +332,6 @@ events_open(struct answer *a)
 	}
 	if (jsonl_reader_init(&a->events, a->events_fd) < 0)
 		return log_fail(EX_OSERR, "out of memory", NULL);
-	return 0;
-}
-
-static int
-console_open(struct answer *a)
-{
-	if (a->console_path == NULL)
-		return 0;
-	a->console_fd = open(a->console_path, O_WRONLY | O_APPEND | O_CREAT |
-	    O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0644);
-	if (a->console_fd < 0)
-		return log_fail(EX_IOERR, "cannot open console", "{s:s, s:s}",
-		    "file", a->console_path, "error", strerror(errno));
 	return 0;
 }
 

@@ -1,0 +1,65 @@
+/*
+ * vsock-answer.h - what the parts of vsock-answer share: the state of
+ * one run (struct answer) and the parts' entry points. src/vsock-answer.c
+ * holds the options, the events, the connections and the poll loop;
+ * state.c the guest state's message and its file; console.c the serial
+ * console's markers. Program-side: these log, and set a->fatal.
+ */
+#ifndef VSOCK_ANSWER_H
+#define VSOCK_ANSWER_H
+
+#include <limits.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <jansson.h>
+
+#include "guestproto.h"
+#include "jsonl.h"
+#include "lineserv.h"
+
+struct answer {
+	const char *events_path, *state_path;
+	const char *boot_id_path, *console_path;
+	char listen[PATH_MAX];
+	char boot_id[64];
+	enum guest_state state;
+	char *message;			/* owned, FAILED only */
+	struct lineserv_reply *reply;	/* a reference: the reply for state */
+	struct lineserv_reply *bad, *unsupported;	/* error replies */
+	bool save_pending;
+	long long save_at;
+	int listen_fd, events_fd, console_fd;
+	struct jsonl_reader events;
+	bool events_done;		/* stdin or a file reached its end */
+	char *con_buf;			/* owned: console bytes to write */
+	size_t con_len;
+	bool fail_marked, ok_marked;
+	long long fail_marker_at;
+	struct lineserv serv;		/* the connections */
+	struct pollfd *pfds;		/* owned: POLL_FIXED + serv.max */
+	unsigned long bad_events, evicted_logged;
+	long long evict_logged_at;
+	int fatal;			/* an exit code that ends serve() */
+};
+
+/* state.c: sets the failure message (NULL clears), cut to
+ * GUEST_MESSAGE_MAX bytes at a UTF-8 character boundary. */
+void message_set(struct answer *a, const char *msg);
+
+/* state.c: writes the state file; a failure is logged and retried. */
+void state_save(struct answer *a);
+
+/* state.c: reads the boot id and restores the state file of this boot. */
+void state_load(struct answer *a);
+
+/* console.c: opens --console (if given); 0 or 74. */
+int console_open(struct answer *a);
+
+/* console.c: writes what the console buffer holds, as far as it goes. */
+void console_flush(struct answer *a);
+
+/* console.c: queues three identical marker lines, then tries to write. */
+void console_marker(struct answer *a, bool failed);
+
+#endif
