@@ -43,9 +43,9 @@
 #include "systemic.h"
 #include "sysfs.h"
 #include "timefmt.h"
+#include "resources-report/resources-report.h"
 
 #define PROG "resources-report"
-#define CARD_NAME_MAX 256
 
 static const char usage[] =
     "usage: resources-report [-c FILE] [--data-dir DIR] [--sysfs-root DIR]\n"
@@ -73,33 +73,6 @@ enum {
 	OPT_FORMAT = CLI_OPT_FIRST_FREE,
 	OPT_OUTPUT,
 	OPT_VFS
-};
-
-struct name_cache {
-	char key[40];			/* "0x10de:0x26b9" */
-	char name[CARD_NAME_MAX];
-	bool ok;			/* libpci named it */
-};
-
-struct run {
-	struct cli cli;
-	struct conf conf;
-	bool prometheus;
-	bool vfs;			/* --vfs */
-	const char *output;
-	struct store store;
-	struct health health;
-	struct claims claims;
-	bool available;			/* both files loaded */
-	char why[PATH_MAX + 128];	/* why not ("VF health state
-					   unavailable: " WHY) */
-	struct vf_inventory inv;
-	struct placement pl;
-	struct systemic sys;		/* only while available */
-	struct placement_profile *profiles;	/* owned */
-	size_t nprofiles;
-	struct name_cache *names;	/* one per card at most */
-	size_t nnames;
 };
 
 static void
@@ -416,115 +389,6 @@ put_line(struct obuf *b, json_t *o)
 	free(text);
 }
 
-static void
-prom_gauge(struct prom *p, const char *name, const char *help,
-    double value)
-{
-	prom_family(p, name, "gauge", help);
-	prom_sample(p, name, NULL, value);
-}
-
-/* The capacity gauges of SPEC.md 4.5; zeros on a host without VFs. */
-static void
-capacity_prom(const struct run *r, struct prom *p)
-{
-	static const char slots[] = "hypeman_resources_gpu_slots";
-	static const char prof[] = "hypeman_resources_gpu_profile_slots";
-	size_t i;
-
-	prom_family(p, slots, "gauge", "vGPU VF slots by kind: total, used "
-	    "(claimed or allocated), allocatable (neither used nor "
-	    "quarantined), quarantined (may overlap used).");
-	prom_sample(p, slots, (const char *[]){ "kind", "total", NULL },
-	    (double)r->inv.n);
-	prom_sample(p, slots, (const char *[]){ "kind", "used", NULL },
-	    r->pl.used);
-	prom_sample(p, slots, (const char *[]){ "kind", "allocatable",
-	    NULL }, r->pl.allocatable);
-	prom_sample(p, slots, (const char *[]){ "kind", "quarantined",
-	    NULL }, r->pl.quarantined);
-	prom_gauge(p, "hypeman_resources_gpu_placement_disabled", "1 while "
-	    "the VF health state is unavailable and placement fails closed.",
-	    !r->available);
-	if (r->available && r->nprofiles > 0)
-		prom_family(p, prof, "gauge", "Allocatable VFs advertising "
-		    "each vGPU profile.");
-	for (i = 0; r->available && i < r->nprofiles; i++)
-		prom_sample(p, prof, (const char *[]){ "profile",
-		    r->profiles[i].name, "kind", "available", NULL },
-		    r->profiles[i].available);
-	prom_gauge(p, "hypeman_instances_vgpu_quarantined_vfs", "Quarantined "
-	    "VFs on this host (0 while the health state is unavailable).",
-	    r->pl.quarantined);
-	prom_gauge(p, "hypeman_instances_vgpu_vf_health_store_unavailable",
-	    "1 while the VF health store or claims ledger cannot be loaded.",
-	    !r->available);
-}
-
-/* A VF worth a series of its own: quarantined, dirty or failed. */
-static bool
-vf_notable(const struct placement_vf *v)
-{
-	return v->quarantined || v->state == PLACEMENT_DIRTY ||
-	    (v->rec != NULL && v->rec->nfailures > 0);
-}
-
-/* One family of per-VF series, present only when it has a sample. */
-static void
-vf_family(const struct run *r, struct prom *p, const char *name,
-    const char *help, bool failures)
-{
-	const struct placement_vf *v;
-	bool any = false;
-	size_t i;
-
-	for (i = 0; i < r->inv.n; i++) {
-		v = &r->pl.vf[i];
-		if (!vf_notable(v))
-			continue;
-		if (!any)
-			prom_family(p, name, "gauge", help);
-		any = true;
-		prom_sample(p, name, (const char *[]){ "vf", v->vi->addr,
-		    "card", v->vi->card, NULL }, failures ? (v->rec != NULL ?
-		    (double)v->rec->nfailures : 0) : v->quarantined);
-	}
-}
-
-/* The per-VF and per-card gauges, build_info and the systemic flag. */
-static void
-vfs_prom(const struct run *r, struct prom *p)
-{
-	static const char cv[] = "vfsentinel_card_vfs";
-	const struct placement_card *cs;
-	size_t i, k;
-
-	vf_family(r, p, "vfsentinel_vf_quarantined", "1 if the VF is "
-	    "quarantined; for VFs that are quarantined, dirty or have "
-	    "failures.", false);
-	vf_family(r, p, "vfsentinel_vf_failures", "Failed assignments "
-	    "recorded for the VF (0 while the health state is unavailable).",
-	    true);
-	if (r->pl.ncards > 0)
-		prom_family(p, cv, "gauge", "VFs of each card by state "
-		    "(resources-report --vfs); the states sum to its VFs.");
-	for (i = 0; i < r->pl.ncards; i++) {
-		cs = &r->pl.cards[i];
-		for (k = 0; k < PLACEMENT_NVIEWS; k++)
-			prom_sample(p, cv, (const char *[]){ "card", cs->addr,
-			    "state", placement_view_name(k), NULL },
-			    cs->views[k]);
-	}
-	prom_family(p, "vfsentinel_build_info", "gauge", "Always 1; the "
-	    "version of vfsentinel that wrote this file.");
-	prom_sample(p, "vfsentinel_build_info", (const char *[]){ "version",
-	    VFS_VERSION, NULL }, 1);
-	prom_gauge(p, "vfsentinel_systemic_failure_suspected", "1 while "
-	    "recent failures span recovery.systemic_cards cards or "
-	    "recovery.systemic_vfs VFs of one card (0 while unknown).",
-	    r->sys.suspected);
-}
-
 /* Writes text to stdout, or atomically to --output (mode 0644, so the
  * node_exporter user can read it). 0 or 74. */
 static int
@@ -552,8 +416,7 @@ render(struct run *r, struct obuf *b)
 
 	if (r->prometheus) {
 		prom_init(&p);
-		capacity_prom(r, &p);
-		vfs_prom(r, &p);
+		report_prom(r, &p);
 		*b = p.out;		/* the text moves to b */
 	} else if (r->vfs) {
 		for (i = 0; i < r->inv.n; i++)

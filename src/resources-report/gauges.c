@@ -1,0 +1,127 @@
+/*
+ * gauges.c - resources-report --format prometheus: the capacity gauges
+ * of SPEC.md 4.5 and vfsentinel's own per-VF and per-card series, all
+ * read from the run's one struct placement, so they agree with the JSON
+ * report and with vfpick.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "log.h"
+#include "resources-report.h"
+
+static void
+prom_gauge(struct prom *p, const char *name, const char *help,
+    double value)
+{
+	prom_family(p, name, "gauge", help);
+	prom_sample(p, name, NULL, value);
+}
+
+/* The capacity gauges of SPEC.md 4.5; zeros on a host without VFs. */
+static void
+capacity_prom(const struct run *r, struct prom *p)
+{
+	static const char slots[] = "hypeman_resources_gpu_slots";
+	static const char prof[] = "hypeman_resources_gpu_profile_slots";
+	size_t i;
+
+	prom_family(p, slots, "gauge", "vGPU VF slots by kind: total, used "
+	    "(claimed or allocated), allocatable (neither used nor "
+	    "quarantined), quarantined (may overlap used).");
+	prom_sample(p, slots, (const char *[]){ "kind", "total", NULL },
+	    (double)r->inv.n);
+	prom_sample(p, slots, (const char *[]){ "kind", "used", NULL },
+	    r->pl.used);
+	prom_sample(p, slots, (const char *[]){ "kind", "allocatable",
+	    NULL }, r->pl.allocatable);
+	prom_sample(p, slots, (const char *[]){ "kind", "quarantined",
+	    NULL }, r->pl.quarantined);
+	prom_gauge(p, "hypeman_resources_gpu_placement_disabled", "1 while "
+	    "the VF health state is unavailable and placement fails closed.",
+	    !r->available);
+	if (r->available && r->nprofiles > 0)
+		prom_family(p, prof, "gauge", "Allocatable VFs advertising "
+		    "each vGPU profile.");
+	for (i = 0; r->available && i < r->nprofiles; i++)
+		prom_sample(p, prof, (const char *[]){ "profile",
+		    r->profiles[i].name, "kind", "available", NULL },
+		    r->profiles[i].available);
+	prom_gauge(p, "hypeman_instances_vgpu_quarantined_vfs", "Quarantined "
+	    "VFs on this host (0 while the health state is unavailable).",
+	    r->pl.quarantined);
+	prom_gauge(p, "hypeman_instances_vgpu_vf_health_store_unavailable",
+	    "1 while the VF health store or claims ledger cannot be loaded.",
+	    !r->available);
+}
+
+/* A VF worth a series of its own: quarantined, dirty or failed. */
+static bool
+vf_notable(const struct placement_vf *v)
+{
+	return v->quarantined || v->state == PLACEMENT_DIRTY ||
+	    (v->rec != NULL && v->rec->nfailures > 0);
+}
+
+/* One family of per-VF series, present only when it has a sample. */
+static void
+vf_family(const struct run *r, struct prom *p, const char *name,
+    const char *help, bool failures)
+{
+	const struct placement_vf *v;
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < r->inv.n; i++) {
+		v = &r->pl.vf[i];
+		if (!vf_notable(v))
+			continue;
+		if (!any)
+			prom_family(p, name, "gauge", help);
+		any = true;
+		prom_sample(p, name, (const char *[]){ "vf", v->vi->addr,
+		    "card", v->vi->card, NULL }, failures ? (v->rec != NULL ?
+		    (double)v->rec->nfailures : 0) : v->quarantined);
+	}
+}
+
+/* The per-VF and per-card gauges, build_info and the systemic flag. */
+static void
+vfs_prom(const struct run *r, struct prom *p)
+{
+	static const char cv[] = "vfsentinel_card_vfs";
+	const struct placement_card *cs;
+	size_t i, k;
+
+	vf_family(r, p, "vfsentinel_vf_quarantined", "1 if the VF is "
+	    "quarantined; for VFs that are quarantined, dirty or have "
+	    "failures.", false);
+	vf_family(r, p, "vfsentinel_vf_failures", "Failed assignments "
+	    "recorded for the VF (0 while the health state is unavailable).",
+	    true);
+	if (r->pl.ncards > 0)
+		prom_family(p, cv, "gauge", "VFs of each card by state "
+		    "(resources-report --vfs); the states sum to its VFs.");
+	for (i = 0; i < r->pl.ncards; i++) {
+		cs = &r->pl.cards[i];
+		for (k = 0; k < PLACEMENT_NVIEWS; k++)
+			prom_sample(p, cv, (const char *[]){ "card", cs->addr,
+			    "state", placement_view_name(k), NULL },
+			    cs->views[k]);
+	}
+	prom_family(p, "vfsentinel_build_info", "gauge", "Always 1; the "
+	    "version of vfsentinel that wrote this file.");
+	prom_sample(p, "vfsentinel_build_info", (const char *[]){ "version",
+	    VFS_VERSION, NULL }, 1);
+	prom_gauge(p, "vfsentinel_systemic_failure_suspected", "1 while "
+	    "recent failures span recovery.systemic_cards cards or "
+	    "recovery.systemic_vfs VFs of one card (0 while unknown).",
+	    r->sys.suspected);
+}
+
+void
+report_prom(const struct run *r, struct prom *p)
+{
+	capacity_prom(r, p);
+	vfs_prom(r, p);
+}
