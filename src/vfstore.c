@@ -4,9 +4,11 @@
  *
  * Commands: report-failure, report-success, apply (a stream of check
  * lines from sentinel-poll on stdin), show, quarantine, clear, claims,
- * release, deconfigure, reconcile (the engine is reconcile.c), check,
- * init, edit. Output: one compact JSON object per line on stdout; logs:
- * JSON lines on stderr.
+ * release, deconfigure, reconcile, check, init, config, edit, history.
+ * Output: one compact JSON object per line on stdout; logs: JSON lines
+ * on stderr. This file is the dispatch (the options, which command takes
+ * which, main) and the helpers every command shares; the commands are
+ * the files of src/vfstore/, one idea a file (vfstore.h is their header).
  *
  * Every mutation takes the exclusive lock, loads the files (strictly: a
  * broken file is never overwritten), changes them and saves them with
@@ -27,27 +29,21 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <pwd.h>
 #include <unistd.h>
 
 #include "apply.h"
 #include "audit.h"
-#include "claimops.h"
 #include "cli.h"
 #include "health.h"
 #include "jsonl.h"
 #include "log.h"
 #include "reconcile.h"
 #include "store.h"
-#include "storeaudit.h"
-#include "storeedit.h"
-#include "sysfs.h"
 #include "vfaddr.h"
-#include "vfops.h"
 #include "wait.h"
+
+#include "vfstore/vfstore.h"
 
 #define PROG "vfstore"
 
@@ -194,35 +190,6 @@ static const struct {
 	{ OPT_LIMIT, ARG_LIMIT },
 };
 
-struct args {
-	const char *vf;
-	const char *card;
-	const char *instance;
-	const char *assigned_at;
-	const char *reason;
-	const char *metrics;
-	const char *proc_root;
-	const char *owner;
-	const char *interval;		/* reconcile --interval, unparsed */
-	const char *grace;
-	const char *limit;		/* history --limit, unparsed */
-	bool deconfigure;
-	bool force;			/* quarantine a VF sysfs lacks */
-	bool once;
-	bool dry_run;
-	const char *operand;		/* edit's FILE */
-	char vf_buf[VF_ADDR_LEN + 1];	/* --vf, canonical */
-	char card_buf[VF_ADDR_LEN + 1];
-	unsigned seen;			/* ARG_ bits given */
-};
-
-struct ctx {
-	struct cli cli;
-	struct conf conf;
-	struct store s;
-	struct args a;
-	bool audit_failed;		/* a one-shot command then exits 74 */
-};
 
 struct command {
 	const char *name;
@@ -234,7 +201,7 @@ struct command {
 /* --- output ------------------------------------------------------------ */
 
 /* Writes obj as one line and drops the reference; 0 or EX_IOERR. */
-static int
+int
 emit(json_t *obj)
 {
 	int rc = 0;
@@ -252,10 +219,9 @@ emit(json_t *obj)
 	return rc;
 }
 
-
 /* --- store access with exit codes ------------------------------------- */
 
-static int
+int
 lock_store(struct ctx *c, bool exclusive)
 {
 	if (store_lock(&c->s, exclusive, c->cli.lock_timeout) == 0)
@@ -271,7 +237,7 @@ lock_store(struct ctx *c, bool exclusive)
 }
 
 /* Locks and loads the health store; the lock stays held on success. */
-static int
+int
 open_health(struct ctx *c, bool exclusive, struct health *h)
 {
 	int rc;
@@ -288,7 +254,7 @@ open_health(struct ctx *c, bool exclusive, struct health *h)
 	return EX_UNAVAILABLE;
 }
 
-static int
+int
 open_claims(struct ctx *c, bool exclusive, struct claims *cl)
 {
 	int rc;
@@ -305,7 +271,7 @@ open_claims(struct ctx *c, bool exclusive, struct claims *cl)
 	return EX_UNAVAILABLE;
 }
 
-static int
+int
 save_health(struct ctx *c, const struct health *h)
 {
 	struct atomic_result res;
@@ -322,7 +288,7 @@ save_health(struct ctx *c, const struct health *h)
  * written) is logged and makes a one-shot command exit 74; the change
  * stands (SPEC.md 4.1).
  */
-static void
+void
 audited(struct ctx *c, int err, const char *key, const char *val)
 {
 	if (err == 0)
@@ -330,623 +296,6 @@ audited(struct ctx *c, int err, const char *key, const char *val)
 	log_msg(LVL_ERROR, "cannot write the audit log", "{s:s, s:s, s:s}",
 	    key, val, "file", AUDIT_FILE, "error", strerror(err));
 	c->audit_failed = true;
-}
-
-/* --- report-failure, report-success ---------------------------------- */
-
-static int
-check_report_args(const struct args *a)
-{
-	if (!vf_addr_valid(a->vf)) {
-		log_msg(LVL_ERROR, "invalid VF address", "{s:s}", "vf", a->vf);
-		return EX_DATAERR;
-	}
-	if (strlen(a->instance) > STORE_STRING_MAX ||
-	    strlen(a->assigned_at) > STORE_STRING_MAX) {
-		log_msg(LVL_ERROR, "instance or assigned-at longer than 256 "
-		    "bytes", NULL);
-		return EX_DATAERR;
-	}
-	return 0;
-}
-
-/* Applies one report under the exclusive lock and saves if it changed
- * anything. */
-static int
-change_report(struct ctx *c, bool failure, struct health_report *rep)
-{
-	struct health h;
-	int rc;
-
-	if ((rc = open_health(c, true, &h)) != 0)
-		return rc;
-	if (failure && health_report_failure(&h, rep) < 0)
-		rc = EX_OSERR;
-	else if (!failure)
-		health_report_success(&h, rep);
-	if (rc == 0 && rep->changed)
-		rc = save_health(c, &h);
-	if (rc == 0 && failure && rep->outcome == HEALTH_QUARANTINED)
-		audited(c, storeaudit_quarantined(c->s.dir, "report-failure",
-		    &h, rep, c->conf.threshold, NULL) < 0 ? errno : 0, "vf",
-		    rep->vf);
-	store_unlock(&c->s);
-	health_release(&h);
-	return rc;
-}
-
-/*
- * Runs one report. A success is first decided without any lock, as
- * upstream's fast path does: files are only ever replaced by rename, so
- * the read sees one whole version, and the routine "OK from a healthy VF"
- * neither waits for a writer nor creates or touches any file. A failure,
- * and a success that changes state, run under the exclusive lock with a
- * fresh load, and save.
- */
-static int
-run_report(struct ctx *c, bool failure, struct health_report *rep)
-{
-	struct health h;
-	bool noop;
-
-	if (failure)
-		return change_report(c, failure, rep);
-	if (health_load(&c->s, &h, c->conf.threshold) < 0) {
-		cli_die_nomem(&c->s);
-		log_msg(LVL_ERROR, "VF health state unavailable", "{s:s}",
-		    "error", c->s.why);
-		return EX_UNAVAILABLE;
-	}
-	noop = health_success_noop(&h, rep);
-	health_release(&h);
-	return noop ? 0 : change_report(c, failure, rep);
-}
-
-static void
-log_report(const struct health_report *rep, bool failure, unsigned threshold,
-    const char *nvrm)
-{
-	const char *fmt = "{s:s, s:s, s:s, s:I, s:I}";
-
-	if (failure && rep->outcome == HEALTH_QUARANTINED)
-		log_msg(LVL_ERROR, "quarantined wedged vGPU VF", fmt, "vf",
-		    rep->vf, "instance_id", rep->instance, "nvrm", nvrm,
-		    "failures", (json_int_t)rep->failures, "threshold",
-		    (json_int_t)threshold);
-	else if (failure && rep->outcome == HEALTH_RECORDED)
-		log_msg(LVL_WARN, "recorded vGPU VF init failure below "
-		    "quarantine threshold", fmt, "vf", rep->vf, "instance_id",
-		    rep->instance, "nvrm", nvrm, "failures",
-		    (json_int_t)rep->failures, "threshold",
-		    (json_int_t)threshold);
-	else if (!failure && rep->rescinded)
-		log_msg(LVL_INFO, "rescinded vGPU VF quarantine after "
-		    "successful driver init from the triggering assignment",
-		    "{s:s, s:s, s:I}", "vf", rep->vf, "instance_id",
-		    rep->instance, "cleared", (json_int_t)rep->cleared);
-	else if (!failure && rep->cleared > 0)
-		log_msg(LVL_INFO, "cleared recorded vGPU VF init failures "
-		    "after successful driver init", "{s:s, s:s, s:I}", "vf",
-		    rep->vf, "instance_id", rep->instance, "cleared",
-		    (json_int_t)rep->cleared);
-}
-
-static int
-cmd_report(struct ctx *c, bool failure)
-{
-	struct health_report rep = { .vf = c->a.vf, .instance = c->a.instance,
-	    .assigned_at = c->a.assigned_at, .outcome = HEALTH_UNCHANGED };
-	int rc;
-
-	if ((rc = check_report_args(&c->a)) != 0)
-		return rc;
-	if ((rc = run_report(c, failure, &rep)) != 0)
-		return rc;
-	log_report(&rep, failure, c->conf.threshold, "");
-	return emit(failure ? health_failure_json(&rep, c->conf.threshold) :
-	    health_success_json(&rep));
-}
-
-static int
-cmd_report_failure(struct ctx *c)
-{
-	return cmd_report(c, true);
-}
-
-static int
-cmd_report_success(struct ctx *c)
-{
-	return cmd_report(c, false);
-}
-
-/* --- show, check, claims ---------------------------------------------- */
-
-static int
-emit_record(const struct vf_record *r)
-{
-	return emit(health_record_json(r));
-}
-
-static int
-cmd_show(struct ctx *c)
-{
-	struct vf_record *r;
-	struct health h;
-	size_t i;
-	int rc;
-
-	if (c->a.vf != NULL && !vf_addr_valid(c->a.vf)) {
-		log_msg(LVL_ERROR, "invalid VF address", "{s:s}", "vf",
-		    c->a.vf);
-		return EX_DATAERR;
-	}
-	if ((rc = open_health(c, false, &h)) != 0)
-		return rc;
-	store_unlock(&c->s);
-	if (c->a.vf != NULL) {
-		r = health_find(&h, c->a.vf);
-		rc = r != NULL ? emit_record(r) : EXIT_NO;
-	}
-	for (i = 0; c->a.vf == NULL && i < h.n && rc == 0; i++)
-		rc = emit_record(&h.recs[i]);
-	health_release(&h);
-	return rc;
-}
-
-/* --- init -------------------------------------------------------------- */
-
-/* --owner USER (a name or a number): its uid and primary group. */
-static int
-owner_ids(const char *owner, uid_t *uid, gid_t *gid)
-{
-	struct passwd *pw;
-	char *end;
-	unsigned long n;
-
-	*uid = (uid_t)-1;
-	*gid = (gid_t)-1;
-	if (owner == NULL)
-		return 0;
-	if ((pw = getpwnam(owner)) == NULL) {
-		errno = 0;
-		n = strtoul(owner, &end, 10);
-		if (*owner == '\0' || *end != '\0' || errno != 0 ||
-		    (pw = getpwuid((uid_t)n)) == NULL) {
-			log_msg(LVL_ERROR, "no such user", "{s:s}", "owner",
-			    owner);
-			return EX_DATAERR;
-		}
-	}
-	*uid = pw->pw_uid;
-	*gid = pw->pw_gid;
-	return 0;
-}
-
-/* The only command that creates DATA_DIR/gpu (SPEC 4.1, 4.2). */
-static int
-cmd_init(struct ctx *c)
-{
-	uid_t uid;
-	gid_t gid;
-	bool created;
-	int rc;
-
-	if ((rc = owner_ids(c->a.owner, &uid, &gid)) != 0)
-		return rc;
-	if (store_create(&c->s, uid, gid, &created) < 0) {
-		log_msg(LVL_ERROR,
-		    "cannot create the VF health state directory",
-		    "{s:s}", "error", c->s.why);
-		return EX_IOERR;
-	}
-	if (created)
-		log_msg(LVL_INFO, "created the VF health state directory",
-		    "{s:s}", "dir", c->s.dir);
-	return emit(json_pack("{s:s, s:b}", "data_dir", c->conf.data_dir,
-	    "created", created));
-}
-
-static int
-cmd_check(struct ctx *c)
-{
-	struct health h = { 0 };
-	struct claims cl = { 0 };
-	json_t *out;
-	int rc = 0;
-
-	if (store_lock(&c->s, false, c->cli.lock_timeout) < 0 &&
-	    !c->s.unavailable)
-		return lock_store(c, false);
-	if (c->s.unavailable || health_load(&c->s, &h, c->conf.threshold) < 0
-	    || claims_load(&c->s, &cl) < 0) {
-		cli_die_nomem(&c->s);
-		out = json_pack("{s:s, s:s}", "status", "unavailable",
-		    "reason", c->s.why);
-		log_msg(LVL_ERROR, "VF health state unavailable", "{s:s}",
-		    "error", c->s.why);
-		rc = EX_UNAVAILABLE;
-	} else {
-		out = json_pack("{s:s, s:I, s:I, s:I}", "status", "ok",
-		    "records", (json_int_t)h.n, "quarantined",
-		    (json_int_t)health_count_quarantined(&h), "claims",
-		    (json_int_t)cl.n);
-	}
-	store_unlock(&c->s);
-	health_release(&h);
-	claims_release(&cl);
-	if (emit(out) != 0 && rc == 0)
-		rc = EX_IOERR;
-	return rc;
-}
-
-/* The effective configuration (file, then options): SPEC.md 4.2. */
-static int
-cmd_config(struct ctx *c)
-{
-	json_t *obj = conf_json(&c->conf);
-
-	if (obj == NULL && errno == EILSEQ) {
-		log_msg(LVL_ERROR, "configuration: a path is not valid UTF-8",
-		    NULL);
-		return EX_CONFIG;
-	}
-	return emit(obj);
-}
-
-static int
-cmd_claims(struct ctx *c)
-{
-	struct claims cl;
-	size_t i;
-	int rc;
-
-	if ((rc = open_claims(c, false, &cl)) != 0)
-		return rc;
-	store_unlock(&c->s);
-	for (i = 0; i < cl.n && rc == 0; i++)
-		rc = emit(claim_json(&cl.v[i]));
-	claims_release(&cl);
-	return rc;
-}
-
-/* --- quarantine, clear -------------------------------------------------- */
-
-/* The VFs named by --vf or --card; exit code on failure. */
-static int
-target_vfs(struct ctx *c, struct vf_list *l)
-{
-	memset(l, 0, sizeof(*l));
-	if ((c->a.vf == NULL) == (c->a.card == NULL))
-		cli_usage_error(&c->cli, "give exactly one of --vf or --card");
-	if (c->a.vf != NULL)
-		return vf_list_add(l, c->a.vf) == 0 ? 0 : EX_OSERR;
-	if (sysfs_card_vfs(c->conf.sysfs_root, c->a.card, l) < 0) {
-		log_msg(LVL_ERROR, "cannot list the card's VFs", "{s:s, s:s}",
-		    "card", c->a.card, "error", strerror(errno));
-		return EX_IOERR;
-	}
-	if (l->n == 0)
-		log_msg(LVL_ERROR, "no VFs found for card", "{s:s}", "card",
-		    c->a.card);
-	return l->n == 0 ? EXIT_NO : 0;
-}
-
-/*
- * quarantine --vf of a VF this host's sysfs does not have is refused
- * unless --force (SPEC.md 4.2): a typo would record a quarantine for
- * nothing and leave the real VF in rotation. clear needs no such check:
- * a record of a VF that sysfs no longer has must still be removable.
- */
-static int
-check_vf_present(struct ctx *c)
-{
-	char msg[160];
-
-	if (c->a.vf == NULL || c->a.force ||
-	    sysfs_vf_present(c->conf.sysfs_root, c->a.vf))
-		return 0;
-	snprintf(msg, sizeof(msg), "no VF %s on this host; check the address, "
-	    "or quarantine it with --force", c->a.vf);
-	log_msg(LVL_ERROR, msg, "{s:s, s:s}", "vf", c->a.vf, "sysfs_root",
-	    c->conf.sysfs_root);
-	return EX_DATAERR;
-}
-
-/* Quarantines or clears the VFs under the exclusive lock (vfops.c),
- * prints one line per VF. */
-static int
-mutate_vfs(struct ctx *c, bool quarantine)
-{
-	struct vfops_result r;
-	struct vf_list l;
-	struct health h;
-	size_t i;
-	int rc;
-
-	if ((rc = target_vfs(c, &l)) != 0 ||
-	    (rc = open_health(c, true, &h)) != 0) {
-		free(l.v);
-		return rc;
-	}
-	if (quarantine && (rc = check_vf_present(c)) != 0)
-		l.n = 0;
-	if (rc == 0) {
-		vfops_run(&c->s, &h, quarantine, &l, c->a.card, c->a.reason,
-		    &r);
-		rc = r.status == VFOPS_NOMEM ? EX_OSERR : 0;
-	}
-	if (rc == 0 && r.status == VFOPS_PERSIST) {
-		log_msg(LVL_ERROR, "cannot persist VF health state",
-		    "{s:s, s:s}", "step", r.step, "error", c->s.why);
-		rc = EX_IOERR;
-	}
-	if (rc == 0)
-		audited(c, r.audit_err, c->a.vf ? "vf" : "card",
-		    c->a.vf ? c->a.vf : c->a.card);
-	store_unlock(&c->s);
-	for (i = 0; i < l.n && rc == 0; i++)
-		rc = emit(vfops_json(&h, quarantine, l.v[i]));
-	health_release(&h);
-	free(l.v);
-	return rc;
-}
-
-static int
-cmd_quarantine(struct ctx *c)
-{
-	int rc = mutate_vfs(c, true);
-
-	if (rc == 0)
-		log_msg(LVL_WARN, "quarantined VF by operator", "{s:s, s:s}",
-		    c->a.vf ? "vf" : "card", c->a.vf ? c->a.vf : c->a.card,
-		    "reason", c->a.reason ? c->a.reason : "");
-	return rc;
-}
-
-static int
-cmd_clear(struct ctx *c)
-{
-	int rc = mutate_vfs(c, false);
-
-	if (rc == 0)
-		log_msg(LVL_INFO, "cleared VF health records", "{s:s}",
-		    c->a.vf ? "vf" : "card", c->a.vf ? c->a.vf : c->a.card);
-	return rc;
-}
-
-/* --- edit ----------------------------------------------------------------- */
-
-/* Runs the editor; 0, or 1 when it failed (nothing is written then). */
-static int
-edit_once(struct storeedit *e)
-{
-	int status;
-
-	if (storeedit_run_editor(e, &status) < 0) {
-		log_msg(LVL_ERROR, "cannot start the editor", "{s:s, s:s}",
-		    "editor", storeedit_editor(), "error", strerror(errno));
-		return EX_OSERR;
-	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	log_msg(LVL_ERROR, "the editor failed; nothing written", "{s:s, s:i}",
-	    "editor", storeedit_editor(), WIFEXITED(status) ? "exit_status" :
-	    "signal", WIFEXITED(status) ? WEXITSTATUS(status) :
-	    WTERMSIG(status));
-	return EXIT_NO;
-}
-
-/* On a terminal, as visudo does: true to edit the refused copy again. */
-static bool
-ask_again(const char *file, const char *why)
-{
-	char line[64];
-	int ch;
-
-	if (!isatty(STDIN_FILENO) || !isatty(STDERR_FILENO))
-		return false;
-	fprintf(stderr, "%s: %s\n", file, why);
-	for (;;) {
-		fputs("What now? (e)dit again, (q)uit without saving: ",
-		    stderr);
-		if (fgets(line, sizeof(line), stdin) == NULL)
-			return false;
-		if (strchr(line, '\n') == NULL)
-			while ((ch = getchar()) != EOF && ch != '\n')
-				continue;
-		if (line[0] == 'e' || line[0] == 'q')
-			return line[0] == 'e';
-	}
-}
-
-/* Edits until the copy passes the loader's rules; *changed as
- * storeedit_check() says. 65 when refused and not edited again. */
-static int
-edit_until_valid(struct storeedit *e, const char *file, int *changed)
-{
-	int rc;
-
-	for (;;) {
-		if ((rc = edit_once(e)) != 0)
-			return rc;
-		if ((*changed = storeedit_check(e)) >= 0)
-			return 0;
-		if (errno != EINVAL) {
-			log_msg(LVL_ERROR, "cannot read the edited copy",
-			    "{s:s}", "error", e->why);
-			return EX_IOERR;
-		}
-		log_msg(LVL_ERROR, "refused the edit; the file is unchanged",
-		    "{s:s, s:s}", "file", file, "error", e->why);
-		if (!ask_again(file, e->why))
-			return EX_DATAERR;
-	}
-}
-
-/* Copies, edits, checks and saves, all under the exclusive lock. */
-static int
-edit_locked(struct ctx *c, enum storeedit_kind kind, int *changed)
-{
-	const char *file = storeedit_file_name(kind);
-	const char *tmpdir = getenv("TMPDIR");
-	struct atomic_result res;
-	struct storeedit e;
-	int rc;
-
-	if (tmpdir == NULL || tmpdir[0] == '\0')
-		tmpdir = "/tmp";
-	if (storeedit_begin(&e, &c->s, kind, tmpdir) < 0) {
-		rc = errno == ENOMEM ? EX_OSERR : e.orig == NULL ?
-		    EX_UNAVAILABLE : EX_IOERR;
-		log_msg(LVL_ERROR, rc == EX_UNAVAILABLE ? "VF health state "
-		    "unavailable" : "cannot copy the file for the editor",
-		    "{s:s}", "error", e.why);
-	} else if ((rc = edit_until_valid(&e, file, changed)) == 0 &&
-	    *changed > 0 && storeedit_commit(&e, &c->s, &res) < 0) {
-		log_msg(LVL_ERROR, "cannot persist the edit", "{s:s, s:s}",
-		    "step", res.step ? res.step : "", "error", c->s.why);
-		rc = EX_IOERR;
-	} else if (rc == 0 && *changed > 0) {
-		audited(c, storeaudit_edit(c->s.dir, file) < 0 ? errno : 0,
-		    "file", file);
-	}
-	storeedit_release(&e);
-	return rc;
-}
-
-/*
- * `edit [health|claims]`: the visudo of the store. The exclusive lock is
- * held while the editor runs, so every writer waits and no change is
- * lost, as one made between copying and renaming a hand edit would be.
- */
-static int
-cmd_edit(struct ctx *c)
-{
-	enum storeedit_kind kind;
-	char msg[128];
-	int rc, changed = 0;
-
-	if (storeedit_kind_parse(c->a.operand, &kind) < 0) {
-		snprintf(msg, sizeof(msg), "edit: unknown file \"%.64s\" "
-		    "(health or claims)", c->a.operand);
-		cli_usage_error(&c->cli, msg);
-	}
-	if ((rc = lock_store(c, true)) != 0)
-		return rc;
-	rc = edit_locked(c, kind, &changed);
-	store_unlock(&c->s);
-	if (rc != 0)
-		return rc;
-	log_msg(LVL_INFO, "edited the store by hand", "{s:s, s:b}", "file",
-	    storeedit_file_name(kind), "changed", changed > 0);
-	return emit(json_pack("{s:s, s:b}", "file", storeedit_file_name(kind),
-	    "changed", changed > 0));
-}
-
-/* --- release, deconfigure (the logic is claimops.c) ------------------ */
-
-/* Logs a claimop that changed nothing; its exit code (0: none to log). */
-static int
-claimop_refused(struct ctx *c, const struct claimop *r)
-{
-	switch (r->status) {
-	case CLAIMOP_DONE:
-	case CLAIMOP_NO_CLAIM:
-		return 0;
-	case CLAIMOP_CLAIMED:
-		log_msg(LVL_ERROR, "VF is claimed; not deconfigured",
-		    "{s:s, s:s}", "vf", r->vf, "instance_id", r->instance);
-		return EXIT_NO;
-	case CLAIMOP_NO_SCAN:
-		log_msg(LVL_ERROR, "cannot scan for VFIO holders; not "
-		    "deconfigured", "{s:s, s:s, s:s}", "vf", r->vf,
-		    "proc_root", c->a.proc_root, "error", strerror(r->err));
-		return r->err == ENOMEM ? EX_OSERR : EX_IOERR;
-	case CLAIMOP_HELD:
-		log_msg(LVL_ERROR, "VF is held open; not deconfigured",
-		    "{s:s, s:I}", "vf", r->vf, "pid", (json_int_t)r->pid);
-		return EXIT_NO;
-	case CLAIMOP_SYSFS:
-		log_msg(LVL_ERROR, "cannot reset current_vgpu_type",
-		    "{s:s, s:s}", "vf", r->vf, "error", strerror(r->err));
-		return EX_IOERR;
-	case CLAIMOP_PERSIST:
-		log_msg(LVL_ERROR, "cannot persist VF claims", "{s:s, s:s}",
-		    "step", r->step, "error", c->s.why);
-		return EX_IOERR;
-	}
-	return EX_SOFTWARE;
-}
-
-/* Runs op (release or deconfigure) on the ledger under the exclusive
- * lock; its exit code, *r the result. */
-static int
-claimop_locked(struct ctx *c, bool release, struct claimop *r)
-{
-	struct claimop_where w = { .sysfs_root = c->conf.sysfs_root,
-	    .proc_root = c->a.proc_root };
-	struct claims cl;
-	int rc;
-
-	if ((rc = open_claims(c, true, &cl)) != 0)
-		return rc;
-	if (release)
-		claimop_release(&c->s, &cl, &w, c->a.instance,
-		    c->a.deconfigure, r);
-	else
-		claimop_deconfigure(&c->s, &cl, &w, c->a.vf, r);
-	rc = claimop_refused(c, r);	/* while r->instance is valid */
-	store_unlock(&c->s);
-	claims_release(&cl);
-	return rc;
-}
-
-static int
-cmd_release(struct ctx *c)
-{
-	struct claimop r;
-	int rc;
-
-	if (c->a.proc_root == NULL)
-		c->a.proc_root = "/";
-	if ((rc = claimop_locked(c, true, &r)) != 0)
-		return rc;
-	if (r.status == CLAIMOP_NO_CLAIM)
-		return emit(json_pack("{s:s, s:b}", "instance_id",
-		    c->a.instance, "released", 0));
-	log_msg(LVL_INFO, "released VF claim", "{s:s, s:s}", "vf", r.vf,
-	    "instance_id", c->a.instance);
-	audited(c, r.audit_err, "vf", r.vf);
-	return emit(json_pack("{s:s, s:s, s:b, s:b}", "instance_id",
-	    c->a.instance, "vf_address", r.vf, "released", 1,
-	    "deconfigured", c->a.deconfigure));
-}
-
-/*
- * `deconfigure --vf VF`: the dirty VF a crashed launcher left (a vGPU
- * type written, no claim), under the exclusive lock so that no vfpick
- * claims it meanwhile.
- */
-static int
-cmd_deconfigure(struct ctx *c)
-{
-	struct claimop r;
-	int rc;
-
-	if (c->a.proc_root == NULL)
-		c->a.proc_root = "/";
-	if (!sysfs_vf_present(c->conf.sysfs_root, c->a.vf)) {
-		log_msg(LVL_ERROR, "no such VF on this host; check the address",
-		    "{s:s, s:s}", "vf", c->a.vf, "sysfs_root",
-		    c->conf.sysfs_root);
-		return EX_DATAERR;
-	}
-	if ((rc = claimop_locked(c, false, &r)) != 0)
-		return rc;
-	log_msg(LVL_INFO, "deconfigured VF", "{s:s}", "vf", c->a.vf);
-	audited(c, r.audit_err, "vf", r.vf);
-	return emit(json_pack("{s:s, s:b}", "vf_address", c->a.vf,
-	    "deconfigured", 1));
 }
 
 /* --- apply (the engine is apply.c) ------------------------------------ */
@@ -1008,7 +357,7 @@ apply_event(void *arg, const struct apply_event *ev)
 	}
 }
 
-static int
+int
 cmd_apply(struct ctx *c)
 {
 	struct apply_conf conf = { .s = &c->s, .threshold = c->conf.threshold,
@@ -1130,7 +479,7 @@ reconcile_once(struct ctx *c, const struct reconcile_conf *conf,
  * --interval repeats until SIGTERM/SIGINT (0), a failed pass logged
  * and retried at the next one; stdout's failure ends either (74).
  */
-static int
+int
 cmd_reconcile(struct ctx *c)
 {
 	struct reconcile_conf conf = { .s = &c->s,
@@ -1181,7 +530,7 @@ history_line(const json_t *line, void *arg)
  * a writer; the lock is only taken and dropped at once, so that a
  * missing DATA_DIR/gpu is unavailable (69), never an empty history.
  */
-static int
+int
 cmd_history(struct ctx *c)
 {
 	unsigned limit = 0;

@@ -1,0 +1,134 @@
+/*
+ * claims.c - the claims ledger's commands: claims lists it, release
+ * removes an instance's claim, deconfigure resets a VF no claim holds
+ * (SPEC.md 4.2; the logic is src/lib/claimops.c).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "claimops.h"
+#include "log.h"
+#include "store.h"
+#include "sysfs.h"
+
+#include "vfstore.h"
+
+int
+cmd_claims(struct ctx *c)
+{
+	struct claims cl;
+	size_t i;
+	int rc;
+
+	if ((rc = open_claims(c, false, &cl)) != 0)
+		return rc;
+	store_unlock(&c->s);
+	for (i = 0; i < cl.n && rc == 0; i++)
+		rc = emit(claim_json(&cl.v[i]));
+	claims_release(&cl);
+	return rc;
+}
+
+/* Logs a claimop that changed nothing; its exit code (0: none to log). */
+static int
+claimop_refused(struct ctx *c, const struct claimop *r)
+{
+	switch (r->status) {
+	case CLAIMOP_DONE:
+	case CLAIMOP_NO_CLAIM:
+		return 0;
+	case CLAIMOP_CLAIMED:
+		log_msg(LVL_ERROR, "VF is claimed; not deconfigured",
+		    "{s:s, s:s}", "vf", r->vf, "instance_id", r->instance);
+		return EXIT_NO;
+	case CLAIMOP_NO_SCAN:
+		log_msg(LVL_ERROR, "cannot scan for VFIO holders; not "
+		    "deconfigured", "{s:s, s:s, s:s}", "vf", r->vf,
+		    "proc_root", c->a.proc_root, "error", strerror(r->err));
+		return r->err == ENOMEM ? EX_OSERR : EX_IOERR;
+	case CLAIMOP_HELD:
+		log_msg(LVL_ERROR, "VF is held open; not deconfigured",
+		    "{s:s, s:I}", "vf", r->vf, "pid", (json_int_t)r->pid);
+		return EXIT_NO;
+	case CLAIMOP_SYSFS:
+		log_msg(LVL_ERROR, "cannot reset current_vgpu_type",
+		    "{s:s, s:s}", "vf", r->vf, "error", strerror(r->err));
+		return EX_IOERR;
+	case CLAIMOP_PERSIST:
+		log_msg(LVL_ERROR, "cannot persist VF claims", "{s:s, s:s}",
+		    "step", r->step, "error", c->s.why);
+		return EX_IOERR;
+	}
+	return EX_SOFTWARE;
+}
+
+/* Runs op (release or deconfigure) on the ledger under the exclusive
+ * lock; its exit code, *r the result. */
+static int
+claimop_locked(struct ctx *c, bool release, struct claimop *r)
+{
+	struct claimop_where w = { .sysfs_root = c->conf.sysfs_root,
+	    .proc_root = c->a.proc_root };
+	struct claims cl;
+	int rc;
+
+	if ((rc = open_claims(c, true, &cl)) != 0)
+		return rc;
+	if (release)
+		claimop_release(&c->s, &cl, &w, c->a.instance,
+		    c->a.deconfigure, r);
+	else
+		claimop_deconfigure(&c->s, &cl, &w, c->a.vf, r);
+	rc = claimop_refused(c, r);	/* while r->instance is valid */
+	store_unlock(&c->s);
+	claims_release(&cl);
+	return rc;
+}
+
+int
+cmd_release(struct ctx *c)
+{
+	struct claimop r;
+	int rc;
+
+	if (c->a.proc_root == NULL)
+		c->a.proc_root = "/";
+	if ((rc = claimop_locked(c, true, &r)) != 0)
+		return rc;
+	if (r.status == CLAIMOP_NO_CLAIM)
+		return emit(json_pack("{s:s, s:b}", "instance_id",
+		    c->a.instance, "released", 0));
+	log_msg(LVL_INFO, "released VF claim", "{s:s, s:s}", "vf", r.vf,
+	    "instance_id", c->a.instance);
+	audited(c, r.audit_err, "vf", r.vf);
+	return emit(json_pack("{s:s, s:s, s:b, s:b}", "instance_id",
+	    c->a.instance, "vf_address", r.vf, "released", 1,
+	    "deconfigured", c->a.deconfigure));
+}
+
+/*
+ * `deconfigure --vf VF`: the dirty VF a crashed launcher left (a vGPU
+ * type written, no claim), under the exclusive lock so that no vfpick
+ * claims it meanwhile.
+ */
+int
+cmd_deconfigure(struct ctx *c)
+{
+	struct claimop r;
+	int rc;
+
+	if (c->a.proc_root == NULL)
+		c->a.proc_root = "/";
+	if (!sysfs_vf_present(c->conf.sysfs_root, c->a.vf)) {
+		log_msg(LVL_ERROR, "no such VF on this host; check the address",
+		    "{s:s, s:s}", "vf", c->a.vf, "sysfs_root",
+		    c->conf.sysfs_root);
+		return EX_DATAERR;
+	}
+	if ((rc = claimop_locked(c, false, &r)) != 0)
+		return rc;
+	log_msg(LVL_INFO, "deconfigured VF", "{s:s}", "vf", c->a.vf);
+	audited(c, r.audit_err, "vf", r.vf);
+	return emit(json_pack("{s:s, s:b}", "vf_address", c->a.vf,
+	    "deconfigured", 1));
+}

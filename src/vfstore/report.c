@@ -1,0 +1,209 @@
+/*
+ * report.c - vfstore's report-failure and report-success (SPEC.md 4.2),
+ * the one-shot form of what `apply` does for a stream, and the read-only
+ * views of the store: show and check.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "cli.h"
+#include "health.h"
+#include "log.h"
+#include "store.h"
+#include "storeaudit.h"
+
+#include "vfstore.h"
+
+/* --- report-failure, report-success ---------------------------------- */
+
+static int
+check_report_args(const struct args *a)
+{
+	if (!vf_addr_valid(a->vf)) {
+		log_msg(LVL_ERROR, "invalid VF address", "{s:s}", "vf", a->vf);
+		return EX_DATAERR;
+	}
+	if (strlen(a->instance) > STORE_STRING_MAX ||
+	    strlen(a->assigned_at) > STORE_STRING_MAX) {
+		log_msg(LVL_ERROR, "instance or assigned-at longer than 256 "
+		    "bytes", NULL);
+		return EX_DATAERR;
+	}
+	return 0;
+}
+
+/* Applies one report under the exclusive lock and saves if it changed
+ * anything. */
+static int
+change_report(struct ctx *c, bool failure, struct health_report *rep)
+{
+	struct health h;
+	int rc;
+
+	if ((rc = open_health(c, true, &h)) != 0)
+		return rc;
+	if (failure && health_report_failure(&h, rep) < 0)
+		rc = EX_OSERR;
+	else if (!failure)
+		health_report_success(&h, rep);
+	if (rc == 0 && rep->changed)
+		rc = save_health(c, &h);
+	if (rc == 0 && failure && rep->outcome == HEALTH_QUARANTINED)
+		audited(c, storeaudit_quarantined(c->s.dir, "report-failure",
+		    &h, rep, c->conf.threshold, NULL) < 0 ? errno : 0, "vf",
+		    rep->vf);
+	store_unlock(&c->s);
+	health_release(&h);
+	return rc;
+}
+
+/*
+ * Runs one report. A success is first decided without any lock, as
+ * upstream's fast path does: files are only ever replaced by rename, so
+ * the read sees one whole version, and the routine "OK from a healthy VF"
+ * neither waits for a writer nor creates or touches any file. A failure,
+ * and a success that changes state, run under the exclusive lock with a
+ * fresh load, and save.
+ */
+static int
+run_report(struct ctx *c, bool failure, struct health_report *rep)
+{
+	struct health h;
+	bool noop;
+
+	if (failure)
+		return change_report(c, failure, rep);
+	if (health_load(&c->s, &h, c->conf.threshold) < 0) {
+		cli_die_nomem(&c->s);
+		log_msg(LVL_ERROR, "VF health state unavailable", "{s:s}",
+		    "error", c->s.why);
+		return EX_UNAVAILABLE;
+	}
+	noop = health_success_noop(&h, rep);
+	health_release(&h);
+	return noop ? 0 : change_report(c, failure, rep);
+}
+
+void
+log_report(const struct health_report *rep, bool failure, unsigned threshold,
+    const char *nvrm)
+{
+	const char *fmt = "{s:s, s:s, s:s, s:I, s:I}";
+
+	if (failure && rep->outcome == HEALTH_QUARANTINED)
+		log_msg(LVL_ERROR, "quarantined wedged vGPU VF", fmt, "vf",
+		    rep->vf, "instance_id", rep->instance, "nvrm", nvrm,
+		    "failures", (json_int_t)rep->failures, "threshold",
+		    (json_int_t)threshold);
+	else if (failure && rep->outcome == HEALTH_RECORDED)
+		log_msg(LVL_WARN, "recorded vGPU VF init failure below "
+		    "quarantine threshold", fmt, "vf", rep->vf, "instance_id",
+		    rep->instance, "nvrm", nvrm, "failures",
+		    (json_int_t)rep->failures, "threshold",
+		    (json_int_t)threshold);
+	else if (!failure && rep->rescinded)
+		log_msg(LVL_INFO, "rescinded vGPU VF quarantine after "
+		    "successful driver init from the triggering assignment",
+		    "{s:s, s:s, s:I}", "vf", rep->vf, "instance_id",
+		    rep->instance, "cleared", (json_int_t)rep->cleared);
+	else if (!failure && rep->cleared > 0)
+		log_msg(LVL_INFO, "cleared recorded vGPU VF init failures "
+		    "after successful driver init", "{s:s, s:s, s:I}", "vf",
+		    rep->vf, "instance_id", rep->instance, "cleared",
+		    (json_int_t)rep->cleared);
+}
+
+static int
+cmd_report(struct ctx *c, bool failure)
+{
+	struct health_report rep = { .vf = c->a.vf, .instance = c->a.instance,
+	    .assigned_at = c->a.assigned_at, .outcome = HEALTH_UNCHANGED };
+	int rc;
+
+	if ((rc = check_report_args(&c->a)) != 0)
+		return rc;
+	if ((rc = run_report(c, failure, &rep)) != 0)
+		return rc;
+	log_report(&rep, failure, c->conf.threshold, "");
+	return emit(failure ? health_failure_json(&rep, c->conf.threshold) :
+	    health_success_json(&rep));
+}
+
+int
+cmd_report_failure(struct ctx *c)
+{
+	return cmd_report(c, true);
+}
+
+int
+cmd_report_success(struct ctx *c)
+{
+	return cmd_report(c, false);
+}
+
+/* --- show, check ------------------------------------------------------ */
+
+static int
+emit_record(const struct vf_record *r)
+{
+	return emit(health_record_json(r));
+}
+
+int
+cmd_show(struct ctx *c)
+{
+	struct vf_record *r;
+	struct health h;
+	size_t i;
+	int rc;
+
+	if (c->a.vf != NULL && !vf_addr_valid(c->a.vf)) {
+		log_msg(LVL_ERROR, "invalid VF address", "{s:s}", "vf",
+		    c->a.vf);
+		return EX_DATAERR;
+	}
+	if ((rc = open_health(c, false, &h)) != 0)
+		return rc;
+	store_unlock(&c->s);
+	if (c->a.vf != NULL) {
+		r = health_find(&h, c->a.vf);
+		rc = r != NULL ? emit_record(r) : EXIT_NO;
+	}
+	for (i = 0; c->a.vf == NULL && i < h.n && rc == 0; i++)
+		rc = emit_record(&h.recs[i]);
+	health_release(&h);
+	return rc;
+}
+
+int
+cmd_check(struct ctx *c)
+{
+	struct health h = { 0 };
+	struct claims cl = { 0 };
+	json_t *out;
+	int rc = 0;
+
+	if (store_lock(&c->s, false, c->cli.lock_timeout) < 0 &&
+	    !c->s.unavailable)
+		return lock_store(c, false);
+	if (c->s.unavailable || health_load(&c->s, &h, c->conf.threshold) < 0
+	    || claims_load(&c->s, &cl) < 0) {
+		cli_die_nomem(&c->s);
+		out = json_pack("{s:s, s:s}", "status", "unavailable",
+		    "reason", c->s.why);
+		log_msg(LVL_ERROR, "VF health state unavailable", "{s:s}",
+		    "error", c->s.why);
+		rc = EX_UNAVAILABLE;
+	} else {
+		out = json_pack("{s:s, s:I, s:I, s:I}", "status", "ok",
+		    "records", (json_int_t)h.n, "quarantined",
+		    (json_int_t)health_count_quarantined(&h), "claims",
+		    (json_int_t)cl.n);
+	}
+	store_unlock(&c->s);
+	health_release(&h);
+	claims_release(&cl);
+	if (emit(out) != 0 && rc == 0)
+		rc = EX_IOERR;
+	return rc;
+}

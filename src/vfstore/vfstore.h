@@ -1,0 +1,89 @@
+/*
+ * vfstore.h - what the parts of vfstore (the files of src/vfstore/)
+ * share with its command dispatch (src/vfstore.c): the parsed arguments,
+ * the context a command runs in, the output and store-access helpers,
+ * each returning an exit code (SPEC.md 2.2), and the commands. Private
+ * to the program: nothing in src/lib includes it.
+ *
+ * A command gets the context with the configuration loaded and the store
+ * initialised (not locked); it returns its exit code, and a failed audit
+ * write it noted with audited() makes a 0 into 74.
+ */
+#ifndef VFSTORE_H
+#define VFSTORE_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "conf.h"
+#include "health.h"
+#include "store.h"
+
+struct args {
+	const char *vf;
+	const char *card;
+	const char *instance;
+	const char *assigned_at;
+	const char *reason;
+	const char *metrics;
+	const char *proc_root;
+	const char *owner;
+	const char *interval;		/* reconcile --interval, unparsed */
+	const char *grace;
+	const char *limit;		/* history --limit, unparsed */
+	bool deconfigure;
+	bool force;			/* quarantine a VF sysfs lacks */
+	bool once;
+	bool dry_run;
+	const char *operand;		/* edit's FILE */
+	char vf_buf[VF_ADDR_LEN + 1];	/* --vf, canonical */
+	char card_buf[VF_ADDR_LEN + 1];
+	unsigned seen;			/* ARG_ bits given (vfstore.c) */
+};
+
+struct ctx {
+	struct cli cli;
+	struct conf conf;
+	struct store s;
+	struct args a;
+	bool audit_failed;		/* a one-shot command then exits 74 */
+};
+
+/* vfstore.c: output and store access. */
+int emit(json_t *obj);
+int lock_store(struct ctx *c, bool exclusive);
+int open_health(struct ctx *c, bool exclusive, struct health *h);
+int open_claims(struct ctx *c, bool exclusive, struct claims *cl);
+int save_health(struct ctx *c, const struct health *h);
+void audited(struct ctx *c, int err, const char *key, const char *val);
+
+/* report.c: the reports, show, check; a report's log line (apply too). */
+void log_report(const struct health_report *rep, bool failure,
+    unsigned threshold, const char *nvrm);
+int cmd_report_failure(struct ctx *c);
+int cmd_report_success(struct ctx *c);
+int cmd_show(struct ctx *c);
+int cmd_check(struct ctx *c);
+
+/* init.c */
+int cmd_init(struct ctx *c);
+int cmd_config(struct ctx *c);
+
+/* claims.c */
+int cmd_claims(struct ctx *c);
+int cmd_release(struct ctx *c);
+int cmd_deconfigure(struct ctx *c);
+
+/* edit.c */
+int cmd_quarantine(struct ctx *c);
+int cmd_clear(struct ctx *c);
+int cmd_edit(struct ctx *c);
+
+/* apply.c, reconcile.c, history.c */
+int cmd_apply(struct ctx *c);
+int cmd_reconcile(struct ctx *c);
+int cmd_history(struct ctx *c);
+
+#endif
