@@ -1,0 +1,57 @@
+/*
+ * history.c - `vfstore history`: the audit log's lines, oldest first,
+ * of a VF, a card or all (SPEC.md 4.1; the reader is src/lib/audit.c).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+
+#include "audit.h"
+#include "cli.h"
+#include "log.h"
+
+#include "vfstore.h"
+
+static int
+history_line(const json_t *line, void *arg)
+{
+	(void)arg;
+	return emit(json_incref((json_t *)line));
+}
+
+/*
+ * `history [--vf VF | --card PF] [--limit N]`: read without the lock (the
+ * log is only appended to and renamed), so a slow reader never holds up
+ * a writer; the lock is only taken and dropped at once, so that a
+ * missing DATA_DIR/gpu is unavailable (69), never an empty history.
+ */
+int
+cmd_history(struct ctx *c)
+{
+	unsigned limit = 0;
+	size_t skipped = 0;
+	int rc;
+
+	if (c->a.vf != NULL && c->a.card != NULL)
+		cli_usage_error(&c->cli, "history: give at most one of --vf "
+		    "or --card");
+	if (c->a.limit != NULL)
+		limit = cli_uint(&c->cli, "--limit", c->a.limit, 0, UINT_MAX);
+	if ((rc = lock_store(c, false)) != 0)
+		return rc;
+	store_unlock(&c->s);
+	if (c->a.limit == NULL)
+		rc = audit_read(c->s.dir, c->a.vf, c->a.card, history_line,
+		    NULL, &skipped);
+	else
+		rc = audit_read_last(c->s.dir, c->a.vf, c->a.card, limit,
+		    history_line, NULL, &skipped);
+	if (skipped > 0)
+		log_msg(LVL_WARN, "skipped audit lines that are not JSON "
+		    "objects", "{s:I}", "skipped", (json_int_t)skipped);
+	if (rc >= 0)
+		return rc;
+	log_msg(LVL_ERROR, "cannot read the audit log", "{s:s, s:s}", "dir",
+	    c->s.dir, "error", strerror(errno));
+	return EX_IOERR;
+}

@@ -1,0 +1,152 @@
+/*
+ * reconcile.c - `vfstore reconcile`: one pass or a pass every --interval
+ * of the engine (src/lib/reconcile.c), which releases the claims of VMs
+ * that are provably gone; here its lines, logs and textfile.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "audit.h"
+#include "cli.h"
+#include "log.h"
+#include "reconcile.h"
+#include "wait.h"
+
+#include "vfstore.h"
+
+/* The counters of --metrics-file, over every pass of this run. */
+struct totals {
+	unsigned long long uncertain;
+	unsigned long long released;
+};
+
+/* Uncertain at warn, releases at info (audited from issue 12 on). */
+static void
+reconcile_log(const struct reconcile_claim *r, bool dry_run)
+{
+	const char *msg;
+	enum log_level lvl = reconcile_claim_msg(r, dry_run, &msg);
+
+	if (r->released)
+		log_msg(lvl, msg, "{s:s, s:s, s:s, s:b}", "vf", r->vf,
+		    "instance_id", r->instance_id, "reason", r->reason,
+		    "deconfigured", r->deconfigured);
+	else if (r->err != 0)
+		log_msg(lvl, msg, "{s:s, s:s, s:s, s:s}", "vf", r->vf,
+		    "instance_id", r->instance_id, "reason", r->reason,
+		    "error", strerror(r->err));
+	else
+		log_msg(lvl, msg, "{s:s, s:s, s:s}", "vf", r->vf,
+		    "instance_id", r->instance_id, "reason", r->reason);
+}
+
+/* Logs a pass that could not finish; its exit code. */
+static int
+reconcile_status(const struct reconcile_pass *p, const struct store *s)
+{
+	const char *msg = "VF claims unavailable; nothing released";
+	int rc = EX_UNAVAILABLE;
+
+	switch (p->status) {
+	case RECONCILE_OK:
+		return 0;
+	case RECONCILE_UNAVAILABLE:
+		break;
+	case RECONCILE_LOCK_TIMEOUT:
+		msg = "lock wait timed out; nothing released";
+		rc = EX_TEMPFAIL;
+		break;
+	case RECONCILE_LOCK_FAILED:
+		msg = "cannot take the store lock; nothing released";
+		rc = EX_IOERR;
+		break;
+	case RECONCILE_PERSIST:
+		msg = "cannot persist VF claims; nothing released";
+		rc = EX_IOERR;
+		break;
+	case RECONCILE_NOMEM:
+		log_msg(LVL_ERROR, "out of memory", NULL);
+		return EX_OSERR;
+	}
+	log_msg(LVL_ERROR, msg, "{s:s, s:s}", "step", p->step ? p->step : "",
+	    "error", s->why);
+	return rc;
+}
+
+/*
+ * One pass: its lines, logs and textfile. The pass's exit code; *out
+ * the output's (74 when stdout failed).
+ */
+static int
+reconcile_once(struct ctx *c, const struct reconcile_conf *conf,
+    struct totals *t, int *out)
+{
+	struct reconcile_pass p;
+	size_t i;
+	int rc;
+
+	(void)reconcile_run(conf, &p);
+	rc = reconcile_status(&p, &c->s);
+	t->uncertain += p.uncertain;
+	t->released += p.released;
+	for (i = 0; i < p.n; i++) {
+		reconcile_log(&p.v[i], conf->dry_run);
+		if (p.v[i].audit_err != 0)
+			log_msg(LVL_ERROR, "cannot write the audit log",
+			    "{s:s, s:s, s:s, s:s}", "vf", p.v[i].vf,
+			    "instance_id", p.v[i].instance_id, "file",
+			    AUDIT_FILE, "error", strerror(p.v[i].audit_err));
+		if (p.v[i].examined && *out == 0)
+			*out = emit(reconcile_claim_json(&p.v[i],
+			    conf->dry_run));
+	}
+	if (rc == 0 && p.audit_failed > 0)
+		rc = EX_IOERR;
+	reconcile_pass_release(&p);
+	if (c->a.metrics != NULL && reconcile_write_metrics(c->a.metrics,
+	    t->uncertain, t->released) < 0)
+		log_msg(LVL_WARN, "cannot write metrics file", "{s:s, s:s}",
+		    "path", c->a.metrics, "error", strerror(errno));
+	return rc;
+}
+
+/*
+ * `reconcile`: --once (the default) exits with the pass's code;
+ * --interval repeats until SIGTERM/SIGINT (0), a failed pass logged
+ * and retried at the next one; stdout's failure ends either (74).
+ */
+int
+cmd_reconcile(struct ctx *c)
+{
+	struct reconcile_conf conf = { .s = &c->s,
+	    .sysfs_root = c->conf.sysfs_root,
+	    .proc_root = c->a.proc_root ? c->a.proc_root : "/",
+	    .grace = c->conf.reconcile_grace,
+	    .lock_timeout = c->cli.lock_timeout, .dry_run = c->a.dry_run };
+	struct totals t = { 0 };
+	struct stop st = { .why = RUNNING };
+	unsigned interval = 0;
+	int rc, out = 0;
+
+	if (c->a.once && c->a.interval != NULL)
+		cli_usage_error(&c->cli, "reconcile: --once and --interval "
+		    "exclude each other");
+	if (c->a.interval != NULL)
+		interval = cli_uint(&c->cli, "--interval", c->a.interval, 1,
+		    86400);
+	if (c->a.grace != NULL)
+		conf.grace = cli_uint(&c->cli, "--grace", c->a.grace, 0, 86400);
+	if (interval == 0) {
+		rc = reconcile_once(c, &conf, &t, &out);
+		return out != 0 ? out : rc;
+	}
+	cli_stop_signals(true);
+	do {
+		(void)reconcile_once(c, &conf, &t, &out);
+		if (out != 0)
+			stop_set(&st, STOP_OUTPUT, 0);
+	} while (out == 0 && stop_nap(&st, interval) == 0);
+	if (st.why == STOP_PEER)
+		log_msg(LVL_ERROR, "stdout reader went away", NULL);
+	return stop_exit_code(&st);
+}
