@@ -10,6 +10,9 @@
  * --dry-run prints the plan (status "planned") and changes nothing;
  * --status prints every journal as one line.
  *
+ * The steps run in the library (recoverrun.h); this file parses the
+ * options, prints the engine's lines and log events, and dispatches.
+ *
  * Exit codes: 0 recovered (or a dry run that would proceed); 1 a step
  * failed or the card is busy (the card stays drained); 64 usage; 65 the
  * journal is not one; 69 store unavailable; 71 OS error; 74 I/O error
@@ -89,6 +92,19 @@ struct prog {
 
 /* --- arguments ----------------------------------------------------------- */
 
+/* What no single option tells: operands, --card or --status. */
+static void
+check_args(struct prog *p, int argc)
+{
+	if (optind < argc)
+		cli_usage_error(&p->cli, "unexpected argument");
+	if (p->status == (p->card[0] != '\0'))
+		cli_usage_error(&p->cli,
+		    "give exactly one of --card or --status");
+	if (p->proc_root == NULL)
+		p->proc_root = "/";
+}
+
 static void
 parse_args(int argc, char **argv, struct prog *p)
 {
@@ -116,13 +132,7 @@ parse_args(int argc, char **argv, struct prog *p)
 			cli_bad_option(&p->cli, argv);
 		}
 	}
-	if (optind < argc)
-		cli_usage_error(&p->cli, "unexpected argument");
-	if (p->status == (p->card[0] != '\0'))
-		cli_usage_error(&p->cli,
-		    "give exactly one of --card or --status");
-	if (p->proc_root == NULL)
-		p->proc_root = "/";
+	check_args(p, argc);
 }
 
 /* --- the engine's output ------------------------------------------------- */
@@ -137,6 +147,7 @@ emit(void *arg, json_t *obj)
 	json_decref(obj);
 }
 
+/* The audit line of a step, under the store's lock the engine holds. */
 static int
 audit(void *arg, const char *gpu_dir, const struct audit_event *ev)
 {
@@ -170,6 +181,7 @@ static const struct {
 	[RECOVERRUN_EV_LOAD] = { "cannot load the journal", NULL }
 };
 
+/* The value of an error event's field before "error". */
 static const char *
 key_value(const struct prog *p, const struct recoverrun_event *ev,
     const char *key)
@@ -189,9 +201,15 @@ key_value(const struct prog *p, const struct recoverrun_event *ev,
 static void
 log_error(const struct prog *p, const struct recoverrun_event *ev)
 {
-	const char *msg = errors[ev->kind].msg, *key = errors[ev->kind].key;
-	const char *e = ev->error;
+	const char *msg, *key, *e = ev->error;
 
+	if ((size_t)ev->kind >= sizeof(errors) / sizeof(errors[0])) {
+		log_msg(LVL_ERROR, "unknown event", "{s:i}", "kind",
+		    (int)ev->kind);
+		return;
+	}
+	msg = errors[ev->kind].msg;
+	key = errors[ev->kind].key;
 	if (key != NULL && e != NULL)
 		log_msg(LVL_ERROR, msg, "{s:s, s:s}", key,
 		    key_value(p, ev, key), "error", e);
