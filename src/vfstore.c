@@ -231,22 +231,39 @@ lock_store(struct ctx *c, bool exclusive)
 	return errno == EWOULDBLOCK ? EX_TEMPFAIL : EX_IOERR;
 }
 
-/* Locks and loads the health store; the lock stays held on success. */
+/*
+ * Loads the health store, or through v (not NULL) what a report on c's
+ * --vf needs (healthseal.h). 0, or the logged exit status.
+ */
 int
-open_health(struct ctx *c, bool exclusive, struct health *h)
+load_health(struct ctx *c, struct health *h, struct health_view *v)
+{
+	if (v == NULL ? health_load(&c->s, h, c->conf.threshold) == 0 :
+	    health_load_vf(&c->s, h, c->conf.threshold, c->a.vf, v) == 0)
+		return 0;
+	if (v != NULL)
+		health_view_release(v);
+	cli_die_nomem(&c->s);
+	log_msg(LVL_ERROR, "VF health state unavailable", "{s:s}", "error",
+	    c->s.why);
+	return EX_UNAVAILABLE;
+}
+
+/* Locks and loads the health store (as load_health()); the lock stays
+ * held on success. */
+int
+open_health(struct ctx *c, bool exclusive, struct health *h,
+    struct health_view *v)
 {
 	int rc;
 
 	memset(h, 0, sizeof(*h));
 	if ((rc = lock_store(c, exclusive)) != 0)
 		return rc;
-	if (health_load(&c->s, h, c->conf.threshold) == 0)
+	if ((rc = load_health(c, h, v)) == 0)
 		return 0;
-	cli_die_nomem(&c->s);
-	log_msg(LVL_ERROR, "VF health state unavailable", "{s:s}", "error",
-	    c->s.why);
 	store_unlock(&c->s);
-	return EX_UNAVAILABLE;
+	return rc;
 }
 
 int
@@ -266,12 +283,15 @@ open_claims(struct ctx *c, bool exclusive, struct claims *cl)
 	return EX_UNAVAILABLE;
 }
 
+/* Saves h, loaded through v (or NULL, as open_health()). */
 int
-save_health(struct ctx *c, const struct health *h)
+save_health(struct ctx *c, const struct health *h,
+    const struct health_view *v)
 {
 	struct atomic_result res;
 
-	if (health_save(&c->s, h, &res) == 0)
+	if ((v != NULL ? health_view_save(&c->s, v, h, &res) :
+	    health_save(&c->s, h, &res)) == 0)
 		return 0;
 	log_msg(LVL_ERROR, "cannot persist VF health state", "{s:s, s:s}",
 	    "step", res.step ? res.step : "", "error", c->s.why);

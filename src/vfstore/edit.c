@@ -74,7 +74,7 @@ mutate_vfs(struct ctx *c, bool quarantine)
 	int rc;
 
 	if ((rc = target_vfs(c, &l)) != 0 ||
-	    (rc = open_health(c, true, &h)) != 0) {
+	    (rc = open_health(c, true, &h, NULL)) != 0) {
 		free(l.v);
 		return rc;
 	}

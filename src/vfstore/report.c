@@ -37,23 +37,25 @@ check_report_args(const struct args *a)
 static int
 change_report(struct ctx *c, bool failure, struct health_report *rep)
 {
+	struct health_view v;
 	struct health h;
 	int rc;
 
-	if ((rc = open_health(c, true, &h)) != 0)
+	if ((rc = open_health(c, true, &h, &v)) != 0)
 		return rc;
 	if (failure && health_report_failure(&h, rep) < 0)
 		rc = EX_OSERR;
 	else if (!failure)
 		health_report_success(&h, rep);
 	if (rc == 0 && rep->changed)
-		rc = save_health(c, &h);
+		rc = save_health(c, &h, &v);
 	if (rc == 0 && failure && rep->outcome == HEALTH_QUARANTINED)
 		audited(c, storeaudit_quarantined(c->s.dir, "report-failure",
 		    &h, rep, c->conf.threshold, NULL) < 0 ? errno : 0, "vf",
 		    rep->vf);
 	store_unlock(&c->s);
 	health_release(&h);
+	health_view_release(&v);
 	return rc;
 }
 
@@ -68,19 +70,18 @@ change_report(struct ctx *c, bool failure, struct health_report *rep)
 static int
 run_report(struct ctx *c, bool failure, struct health_report *rep)
 {
+	struct health_view v;
 	struct health h;
 	bool noop;
+	int rc;
 
 	if (failure)
 		return change_report(c, failure, rep);
-	if (health_load(&c->s, &h, c->conf.threshold) < 0) {
-		cli_die_nomem(&c->s);
-		log_msg(LVL_ERROR, "VF health state unavailable", "{s:s}",
-		    "error", c->s.why);
-		return EX_UNAVAILABLE;
-	}
+	if ((rc = load_health(c, &h, &v)) != 0)
+		return rc;
 	noop = health_success_noop(&h, rep);
 	health_release(&h);
+	health_view_release(&v);
 	return noop ? 0 : change_report(c, failure, rep);
 }
 
@@ -162,7 +163,7 @@ cmd_show(struct ctx *c)
 		    c->a.vf);
 		return EX_DATAERR;
 	}
-	if ((rc = open_health(c, false, &h)) != 0)
+	if ((rc = open_health(c, false, &h, NULL)) != 0)
 		return rc;
 	store_unlock(&c->s);
 	if (c->a.vf != NULL) {

@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "conf.h"
 #include "health.h"
+#include "healthseal.h"
 #include "store.h"
 
 struct args {
@@ -54,9 +55,12 @@ struct ctx {
 /* vfstore.c: output and store access. */
 int emit(json_t *obj);
 int lock_store(struct ctx *c, bool exclusive);
-int open_health(struct ctx *c, bool exclusive, struct health *h);
+int load_health(struct ctx *c, struct health *h, struct health_view *v);
+int open_health(struct ctx *c, bool exclusive, struct health *h,
+    struct health_view *v);
 int open_claims(struct ctx *c, bool exclusive, struct claims *cl);
-int save_health(struct ctx *c, const struct health *h);
+int save_health(struct ctx *c, const struct health *h,
+    const struct health_view *v);
 void audited(struct ctx *c, int err, const char *key, const char *val);
 
 /* report.c: the reports, show, check; a report's log line (apply too). */
