@@ -423,6 +423,27 @@ item_account(struct apply *ap, struct item *it)
 	tell(ap, &ev);
 }
 
+/*
+ * json_object_update(obj, add), except that a member already equal is
+ * left alone: the answer is the input line itself (no copy of it), and
+ * the report's strings (it->rep.vf) point into that line.
+ */
+static int
+answer_merge(json_t *obj, json_t *add)
+{
+	const char *key;
+	size_t len;
+	json_t *v;
+
+	json_object_keylen_foreach(add, key, len, v) {
+		if (json_equal(json_object_getn(obj, key, len), v))
+			continue;
+		if (json_object_setn_nocheck(obj, key, len, v) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* The answer line: the input plus the outcome, or an error first. */
 static json_t *
 item_answer(struct apply *ap, struct item *it)
@@ -441,13 +462,13 @@ item_answer(struct apply *ap, struct item *it)
 		add = health_success_json(&it->rep);
 	else
 		add = json_pack("{s:s}", "outcome", "counted");
-	out = json_copy(it->in);
+	out = json_incref(it->in);
 	if (add != NULL && it->audit_error != NULL && json_object_set_new(add,
 	    "error", json_string(it->audit_error)) < 0) {
 		json_decref(add);
 		add = NULL;
 	}
-	if (out == NULL || add == NULL || json_object_update(out, add) < 0) {
+	if (out == NULL || add == NULL || answer_merge(out, add) < 0) {
 		json_decref(out);
 		out = NULL;
 	}

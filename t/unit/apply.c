@@ -162,6 +162,45 @@ test_unavailable(const char *tmp)
 	json_decref(sn.answers);
 }
 
+/* The answer is the input line with the outcome's members set: one the
+ * line already has keeps its place, a new one comes after the input's. */
+static void
+test_answer_text(const char *tmp)
+{
+	static const char *const want[] = {
+		"{\"outcome\":\"counted\",\"check\":\"unknown\","
+		    "\"n\":1}",
+		"{\"threshold\":2,\"check\":\"failed\",\"vf_address\":\"" VF
+		    "\",\"instance_id\":\"i-9\",\"assigned_at\":\"t\","
+		    "\"outcome\":\"recorded\",\"failures\":1}",
+		"{\"check\":\"failed\",\"vf_address\":\"" VF "\","
+		    "\"instance_id\":\"i-9\",\"assigned_at\":\"t\","
+		    "\"failures\":1,"
+		    "\"outcome\":\"unchanged\",\"threshold\":2}",
+	};
+	struct seen sn = { json_array(), { 0 }, 0, 0, "", 0 };
+	char data[256], gpu[512];
+	char *text;
+	size_t i;
+
+	snprintf(data, sizeof(data), "%s/answer", tmp);
+	snprintf(gpu, sizeof(gpu), "%s/gpu", data);
+	ok(mkdir(data, 0755) == 0 && mkdir(gpu, 0755) == 0, "data dir");
+	ok(run_engine(data, "{\"outcome\":\"x\",\"check\":\"unknown\","
+	    "\"n\":1}\n"
+	    "{\"threshold\":\"t\",\"check\":\"failed\",\"vf_address\":\"" VF
+	    "\",\"instance_id\":\"i-9\",\"assigned_at\":\"t\"}\n"
+	    "{\"check\":\"failed\",\"vf_address\":\"" VF "\",\"instance_id\":"
+	    "\"i-9\",\"assigned_at\":\"t\",\"failures\":\"x\"}\n", NULL,
+	    &sn) == 0, "answers: end of input");
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		text = json_dumps(json_array_get(sn.answers, i), JSON_COMPACT);
+		is_str(text, want[i], "answer text");
+		free(text);
+	}
+	json_decref(sn.answers);
+}
+
 static void
 test_emit_stops(const char *tmp)
 {
@@ -184,6 +223,7 @@ main(void)
 		return 1;
 	test_stream(tmp);
 	test_unavailable(tmp);
+	test_answer_text(tmp);
 	test_emit_stops(tmp);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 	if (system(cmd) != 0)
