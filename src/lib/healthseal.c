@@ -8,13 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "healthseal.h"
 #include "io.h"
 #include "obuf.h"
 
-#define SEAL_FORMAT "vfsentinel health seal 1 %zu %016" PRIx64 " %zu\n"
+/* Fixed width, so that the next save can overwrite it in place. */
+#define SEAL_FORMAT "vfsentinel health seal 1 %020zu %016" PRIx64 " %020zu\n"
 #define SEAL_MAX 128
 
 /* In health_dump()'s layout a record starts "\n    {" and is the only
@@ -73,18 +75,42 @@ seal_path(char *buf, size_t len, const char *dir, const char *suffix)
 	return io_pathf(buf, len, "%s/%s%s", dir, HEALTHSEAL_FILE, suffix);
 }
 
-int
-healthseal_write(const char *dir, const struct healthseal *seal)
+/* Overwrites an existing seal of n bytes: no new inode, no rename, so
+ * no wait for the journal after the save's fsyncs. A reader that sees a
+ * torn seal sees one that matches nothing. */
+static int
+overwrite(const char *path, const char *line, size_t n)
 {
-	char tmp[PATH_MAX], path[PATH_MAX], line[SEAL_MAX];
-	int fd, n, rc;
+	struct stat st;
+	ssize_t w;
+	int fd, saved;
 
-	if (seal_path(tmp, sizeof(tmp), dir, ".tmp") < 0 ||
-	    seal_path(path, sizeof(path), dir, "") < 0)
+	fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
 		return -1;
-	n = snprintf(line, sizeof(line), SEAL_FORMAT, seal->size, seal->hash,
-	    seal->open_max);
-	if (n < 0 || (size_t)n >= sizeof(line))
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (size_t)st.st_size != n) {
+		(void)close(fd);
+		errno = EEXIST;
+		return -1;
+	}
+	w = pwrite(fd, line, n, 0);
+	saved = errno;
+	if (close(fd) < 0 || w != (ssize_t)n) {
+		errno = w < 0 ? saved : EIO;
+		return -1;
+	}
+	return 0;
+}
+
+/* A first seal (or one of another size): written aside and renamed. */
+static int
+create(const char *dir, const char *path, const char *line, size_t n)
+{
+	char tmp[PATH_MAX];
+	int fd, rc;
+
+	if (seal_path(tmp, sizeof(tmp), dir, ".tmp") < 0)
 		return -1;
 	if (unlink(tmp) < 0 && errno != ENOENT)
 		return -1;
@@ -92,12 +118,31 @@ healthseal_write(const char *dir, const struct healthseal *seal)
 	    0644);
 	if (fd < 0)
 		return -1;
-	rc = io_write_all(fd, line, (size_t)n);
+	rc = io_write_all(fd, line, n);
 	if (close(fd) < 0 || rc < 0 || rename(tmp, path) < 0) {
 		(void)unlink(tmp);
 		return -1;
 	}
 	return 0;
+}
+
+int
+healthseal_write(const char *dir, const struct healthseal *seal)
+{
+	char path[PATH_MAX], line[SEAL_MAX];
+	int n;
+
+	if (seal_path(path, sizeof(path), dir, "") < 0)
+		return -1;
+	n = snprintf(line, sizeof(line), SEAL_FORMAT, seal->size, seal->hash,
+	    seal->open_max);
+	if (n < 0 || (size_t)n >= sizeof(line)) {
+		errno = EOVERFLOW;
+		return -1;
+	}
+	if (overwrite(path, line, (size_t)n) == 0)
+		return 0;
+	return create(dir, path, line, (size_t)n);
 }
 
 bool
