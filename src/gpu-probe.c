@@ -47,6 +47,7 @@
 #include "jsonl.h"
 #include "log.h"
 #include "nvdev.h"
+#include "runcmd.h"
 #include "sig.h"
 #include "wait.h"
 
@@ -158,8 +159,7 @@ emit(struct probe *p, const char *event, const char *key, const char *text,
 static noreturn void
 child_run(const struct probe *p, char *buf, int out, pid_t parent)
 {
-	sigset_t none;
-	int null, rc;
+	int rc;
 
 	/* Its own group, so a kill reaches what it starts. A kill -9 of
 	 * gpu-probe must not leave its attempt running (SPEC 5); getppid()
@@ -167,14 +167,7 @@ child_run(const struct probe *p, char *buf, int out, pid_t parent)
 	if (setpgid(0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
 	    getppid() != parent)
 		_exit(127);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);	/* SIG_IGN would survive the exec */
-	signal(SIGTERM, SIG_DFL);	/* the parent's handler would not */
-	signal(SIGINT, SIG_DFL);
-	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (null < 0 || dup2(null, STDIN_FILENO) < 0 ||
-	    dup2(out, STDOUT_FILENO) < 0 || dup2(out, STDERR_FILENO) < 0)
+	if (runcmd_child_stdio(out) < 0)
 		_exit(127);
 	if (p->use == METHOD_OPEN) {
 		/* buf: the parent's output buffer, a copy of our own. */
@@ -261,8 +254,7 @@ attempt_kill(struct attempt *a)
 {
 	if (!a->reaped) {
 		a->killed = true;
-		kill(-a->pid, SIGKILL);
-		kill(a->pid, SIGKILL);	/* if setpgid lost a race */
+		runcmd_kill_group(a->pid);
 		attempt_reap(a, 0);
 	} else if (a->fd >= 0)
 		kill(-a->pid, SIGKILL);	/* leftovers holding the pipe */

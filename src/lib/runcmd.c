@@ -17,23 +17,41 @@
 
 #define RUNCMD_MAX_ARGS 16
 
+int
+runcmd_child_stdio(int out)
+{
+	sigset_t none;
+	int fd;
+
+	if (sigemptyset(&none) < 0 || sigprocmask(SIG_SETMASK, &none,
+	    NULL) < 0 || signal(SIGPIPE, SIG_DFL) == SIG_ERR ||
+	    signal(SIGTERM, SIG_DFL) == SIG_ERR || signal(SIGINT,
+	    SIG_DFL) == SIG_ERR)
+		return -1;
+	if ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	if (dup2(fd, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
+	    dup2(out, STDERR_FILENO) < 0)
+		return -1;
+	return 0;
+}
+
+void
+runcmd_kill_group(pid_t pid)
+{
+	(void)kill(-pid, SIGKILL);
+	(void)kill(pid, SIGKILL);
+}
+
 /* In the child: its own group, /dev/null in, the pipe out, exec. */
 static void
 child(const char *script, char *const args[], char *const env[], int out)
 {
 	char *argv[RUNCMD_MAX_ARGS + 4];
-	sigset_t none;
 	size_t i, n = 0;
-	int fd;
 
 	(void)setpgid(0, 0);
-	sigemptyset(&none);
-	(void)sigprocmask(SIG_SETMASK, &none, NULL);
-	(void)signal(SIGPIPE, SIG_DFL);
-	(void)signal(SIGTERM, SIG_DFL);
-	(void)signal(SIGINT, SIG_DFL);
-	if ((fd = open("/dev/null", O_RDONLY)) < 0 || dup2(fd, 0) < 0 ||
-	    dup2(out, 1) < 0 || dup2(out, 2) < 0)
+	if (runcmd_child_stdio(out) < 0)
 		_exit(126);
 	for (i = 0; env != NULL && env[i] != NULL; i++)
 		if (putenv(env[i]) != 0)
@@ -77,8 +95,7 @@ collect(pid_t pid, int fd, long long deadline, struct runcmd_result *r)
 		if (waitpid(pid, &r->status, WNOHANG) == pid)
 			break;
 		if (!r->timed_out && io_now_ms() >= deadline) {
-			(void)kill(-pid, SIGKILL);
-			(void)kill(pid, SIGKILL);
+			runcmd_kill_group(pid);
 			r->timed_out = true;
 		}
 		if (!open_pipe || poll(&pfd, 1, 50) <= 0) {

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #define RUNCMD_KEEP 65536
 
@@ -43,5 +44,19 @@ const char *runcmd_describe(const struct runcmd_result *r, char *buf,
     size_t len);
 
 void runcmd_release(struct runcmd_result *r);
+
+/*
+ * The plumbing of a command's child, shared with gpu-probe's attempts
+ * (which bring their own waiting: a stop signal cuts them short). In the
+ * child, before its work or exec: the signal mask emptied; SIGPIPE,
+ * SIGTERM and SIGINT at their defaults (SIG_IGN would survive an exec, a
+ * handler would not); stdin /dev/null; stdout and stderr the descriptor
+ * out. 0, or -1 with errno: the caller _exits with its own status.
+ */
+int runcmd_child_stdio(int out);
+
+/* SIGKILL to the process group pid leads, and to pid itself (in case its
+ * setpgid lost the race with the kill). */
+void runcmd_kill_group(pid_t pid);
 
 #endif
