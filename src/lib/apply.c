@@ -444,6 +444,21 @@ answer_merge(json_t *obj, json_t *add)
 	return 0;
 }
 
+/* {"outcome":"counted"}, built without json_pack()'s format parsing
+ * (a third of the lines of a stream are answered so). */
+static json_t *
+counted_json(void)
+{
+	json_t *o = json_object();
+
+	if (o != NULL && json_object_set_new_nocheck(o, "outcome",
+	    json_string_nocheck("counted")) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
+	return o;
+}
+
 /* The answer line: the input plus the outcome, or an error first. */
 static json_t *
 item_answer(struct apply *ap, struct item *it)
@@ -461,7 +476,7 @@ item_answer(struct apply *ap, struct item *it)
 	else if (it->check == APPLY_OK)
 		add = health_success_json(&it->rep);
 	else
-		add = json_pack("{s:s}", "outcome", "counted");
+		add = counted_json();
 	out = json_incref(it->in);
 	if (add != NULL && it->audit_error != NULL && json_object_set_new(add,
 	    "error", json_string(it->audit_error)) < 0) {
