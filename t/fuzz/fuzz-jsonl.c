@@ -9,13 +9,18 @@
  *   trailing '\r' removed, a final unterminated line included), and
  *   JSONL_TOO_LONG exactly for lines over JSONL_MAX bytes;
  * - jsonl_parse() returns only objects, and an object dumped compactly
- *   parses back to an equal object.
+ *   parses back to an equal object;
+ * - the fast paths (jsonflat.c) agree with jansson: a line the fast
+ *   reader takes, json_loadb() takes as the same object, members in the
+ *   same order; an object the fast writer renders, json_dumpb() renders
+ *   as the same bytes.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include "fuzz.h"
+#include "jsonflat.h"
 #include "jsonl.h"
 
 #define T "jsonl"
@@ -49,6 +54,45 @@ check_next(struct expect *e, enum jsonl_status st, const char *line,
 	    T, "line differs from the input");
 }
 
+/* The fast writer against json_dumpb(), byte for byte. */
+static void
+check_fast_dump(const json_t *obj)
+{
+	size_t m = json_dumpb(obj, NULL, 0, JSON_COMPACT), n;
+	char *a = malloc(m + 1), *b = malloc(m + 1);
+
+	if (a == NULL || b == NULL)
+		abort();
+	n = jsonflat_dump(obj, a, m + 1);
+	fuzz_require(n == 0 || (n == m && json_dumpb(obj, b, m + 1,
+	    JSON_COMPACT) == m && memcmp(a, b, m) == 0), T,
+	    "fast writer differs from jansson");
+	free(a);
+	free(b);
+}
+
+/* The fast reader against json_loadb(): same object, same order. */
+static void
+check_fast_parse(const char *line, size_t len)
+{
+	json_t *flat = jsonflat_parse(line, len), *ref;
+	char *a, *b;
+
+	if (flat == NULL)
+		return;
+	ref = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
+	fuzz_require(ref != NULL && json_equal(flat, ref), T,
+	    "fast reader took what jansson refuses or reads otherwise");
+	a = json_dumps(flat, JSON_COMPACT);
+	b = json_dumps(ref, JSON_COMPACT);
+	fuzz_require(a == NULL || b == NULL || strcmp(a, b) == 0, T,
+	    "fast reader's members in another order");
+	free(a);
+	free(b);
+	json_decref(flat);
+	json_decref(ref);
+}
+
 static void
 check_parse(const char *line, size_t len)
 {
@@ -56,12 +100,14 @@ check_parse(const char *line, size_t len)
 	json_t *obj, *back;
 	char *text;
 
+	check_fast_parse(line, len);
 	obj = jsonl_parse(line, len, &why);
 	if (obj == NULL) {
 		fuzz_require(why != NULL, T, "rejection without a reason");
 		return;
 	}
 	fuzz_require(json_is_object(obj), T, "accepted a non-object");
+	check_fast_dump(obj);
 	text = json_dumps(obj, JSON_COMPACT);
 	if (text != NULL) {
 		back = jsonl_parse(text, strlen(text), &why);
