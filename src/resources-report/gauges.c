@@ -18,13 +18,11 @@ prom_gauge(struct prom *p, const char *name, const char *help,
 	prom_sample(p, name, NULL, value);
 }
 
-/* The capacity gauges of SPEC.md 4.5; zeros on a host without VFs. */
+/* The slots by kind (SPEC.md 4.5); zeros on a host without VFs. */
 static void
-capacity_prom(const struct run *r, struct prom *p)
+slots_prom(const struct run *r, struct prom *p)
 {
 	static const char slots[] = "hypeman_resources_gpu_slots";
-	static const char prof[] = "hypeman_resources_gpu_profile_slots";
-	size_t i;
 
 	prom_family(p, slots, "gauge", "vGPU VF slots by kind: total, used "
 	    "(claimed or allocated), allocatable (neither used nor "
@@ -37,9 +35,15 @@ capacity_prom(const struct run *r, struct prom *p)
 	    NULL }, r->pl.allocatable);
 	prom_sample(p, slots, (const char *[]){ "kind", "quarantined",
 	    NULL }, r->pl.quarantined);
-	prom_gauge(p, "hypeman_resources_gpu_placement_disabled", "1 while "
-	    "the VF health state is unavailable and placement fails closed.",
-	    !r->available);
+}
+
+/* The allocatable VFs per profile, known only while available. */
+static void
+profiles_prom(const struct run *r, struct prom *p)
+{
+	static const char prof[] = "hypeman_resources_gpu_profile_slots";
+	size_t i;
+
 	if (r->available && r->nprofiles > 0)
 		prom_family(p, prof, "gauge", "Allocatable VFs advertising "
 		    "each vGPU profile.");
@@ -47,6 +51,17 @@ capacity_prom(const struct run *r, struct prom *p)
 		prom_sample(p, prof, (const char *[]){ "profile",
 		    r->profiles[i].name, "kind", "available", NULL },
 		    r->profiles[i].available);
+}
+
+/* The capacity gauges of SPEC.md 4.5; zeros on a host without VFs. */
+static void
+capacity_prom(const struct run *r, struct prom *p)
+{
+	slots_prom(r, p);
+	prom_gauge(p, "hypeman_resources_gpu_placement_disabled", "1 while "
+	    "the VF health state is unavailable and placement fails closed.",
+	    !r->available);
+	profiles_prom(r, p);
 	prom_gauge(p, "hypeman_instances_vgpu_quarantined_vfs", "Quarantined "
 	    "VFs on this host (0 while the health state is unavailable).",
 	    r->pl.quarantined);
@@ -85,20 +100,14 @@ vf_family(const struct run *r, struct prom *p, const char *name,
 	}
 }
 
-/* The per-VF and per-card gauges, build_info and the systemic flag. */
+/* Each card's VFs by state (the --vfs states; they sum to its VFs). */
 static void
-vfs_prom(const struct run *r, struct prom *p)
+cards_prom(const struct run *r, struct prom *p)
 {
 	static const char cv[] = "vfsentinel_card_vfs";
 	const struct placement_card *cs;
 	size_t i, k;
 
-	vf_family(r, p, "vfsentinel_vf_quarantined", "1 if the VF is "
-	    "quarantined; for VFs that are quarantined, dirty or have "
-	    "failures.", false);
-	vf_family(r, p, "vfsentinel_vf_failures", "Failed assignments "
-	    "recorded for the VF (0 while the health state is unavailable).",
-	    true);
 	if (r->pl.ncards > 0)
 		prom_family(p, cv, "gauge", "VFs of each card by state "
 		    "(resources-report --vfs); the states sum to its VFs.");
@@ -109,6 +118,19 @@ vfs_prom(const struct run *r, struct prom *p)
 			    "state", placement_view_name(k), NULL },
 			    cs->views[k]);
 	}
+}
+
+/* The per-VF and per-card gauges, build_info and the systemic flag. */
+static void
+vfs_prom(const struct run *r, struct prom *p)
+{
+	vf_family(r, p, "vfsentinel_vf_quarantined", "1 if the VF is "
+	    "quarantined; for VFs that are quarantined, dirty or have "
+	    "failures.", false);
+	vf_family(r, p, "vfsentinel_vf_failures", "Failed assignments "
+	    "recorded for the VF (0 while the health state is unavailable).",
+	    true);
+	cards_prom(r, p);
 	prom_family(p, "vfsentinel_build_info", "gauge", "Always 1; the "
 	    "version of vfsentinel that wrote this file.");
 	prom_sample(p, "vfsentinel_build_info", (const char *[]){ "version",
