@@ -1,7 +1,7 @@
 /*
- * apply.c - the streaming engine of vfstore apply (apply.h): batches,
- * the file-identity cache of the health state, the counters and their
- * textfile.
+ * apply.c - the streaming engine of vfstore apply (apply.h): the input
+ * lines and their batches, the answers, the counters and their textfile.
+ * The health state a batch is answered from is in applystate.c.
  */
 
 #include <errno.h>
@@ -11,177 +11,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "apply.h"
+#include "applystate.h"
 #include "health.h"
 #include "io.h"
 #include "jsonl.h"
 #include "prom.h"
 #include "sig.h"
 #include "store.h"
-#include "storeaudit.h"
-#include "timefmt.h"
 #include "vfaddr.h"
 #include "wait.h"
-
-#define YOUNG_MS 100		/* a file changed this recently is re-read */
 
 static const char *const check_name[APPLY_CHECK_N] = {
 	"ok", "failed", "unknown", "rpc_error", "unsupported_agent",
 	"list_error"
 };
 
-/* One input line of a batch. */
-struct item {
-	json_t *in;			/* the parsed line, or NULL */
-	enum apply_check check;
-	struct health_report rep;
-	bool report;			/* a well-formed failed/ok line */
-	const char *error;		/* static or in errbuf */
-	const char *audit_error;	/* in errbuf: applied, not audited */
-	char errbuf[160];
-	bool done;			/* answered from the cache */
-};
-
-/* Identity of the file a cached load came from. */
-struct filekey {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
-	struct timespec ctime;
-	bool missing;
-};
-
 #define METRICS_EVERY_MS 1000	/* textfile writes while lines stream */
-
-struct apply {
-	const struct apply_conf *conf;	/* borrowed */
-	struct jsonl_reader r;
-	struct health cache;
-	struct filekey key;
-	bool cached;
-	bool unavailable;		/* last load failed; why in reason */
-	bool persist_failed;
-	char reason[1024];
-	unsigned long long init_failures, quarantines, checks[APPLY_CHECK_N];
-	bool metrics_dirty;
-	bool metrics_warned;		/* the last write failed, was told */
-	long long metrics_at;		/* io_now_ms() of the last write */
-	struct item items[APPLY_BATCH_MAX];
-	size_t n;
-};
 
 const char *
 apply_check_name(enum apply_check k)
 {
 	return k < APPLY_CHECK_N ? check_name[k] : "";
-}
-
-static void
-tell(struct apply *ap, const struct apply_event *ev)
-{
-	if (ap->conf->event != NULL)
-		ap->conf->event(ap->conf->arg, ev);
-}
-
-static int
-file_key(const char *path, struct filekey *k)
-{
-	struct stat st;
-
-	memset(k, 0, sizeof(*k));
-	if (stat(path, &st) < 0) {
-		k->missing = errno == ENOENT;
-		return k->missing ? 0 : -1;
-	}
-	k->dev = st.st_dev;
-	k->ino = st.st_ino;
-	k->size = st.st_size;
-	k->mtime = st.st_mtim;
-	k->ctime = st.st_ctim;
-	return 0;
-}
-
-static bool
-key_same(const struct filekey *a, const struct filekey *b)
-{
-	if (a->missing || b->missing)
-		return a->missing == b->missing;
-	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-	    a->mtime.tv_sec == b->mtime.tv_sec &&
-	    a->mtime.tv_nsec == b->mtime.tv_nsec &&
-	    a->ctime.tv_sec == b->ctime.tv_sec &&
-	    a->ctime.tv_nsec == b->ctime.tv_nsec;
-}
-
-/*
- * Inode numbers are reused and timestamps are coarse (one kernel tick),
- * so a key only proves the content unchanged once the file is older than
- * a tick or two: a younger one is simply loaded again.
- */
-static bool
-key_trusted(const struct filekey *k)
-{
-	struct timespec now;
-	long long age_ms;
-
-	if (k->missing)
-		return true;
-	timefmt_now(&now);
-	age_ms = (long long)(now.tv_sec - k->ctime.tv_sec) * 1000 +
-	    (now.tv_nsec - k->ctime.tv_nsec) / 1000000;
-	return age_ms > YOUNG_MS || age_ms < -YOUNG_MS;
-}
-
-static void
-set_unavailable(struct apply *ap, const char *why)
-{
-	struct apply_event ev = { .kind = APPLY_EV_UNAVAILABLE, .error = why,
-	    .s = ap->conf->s };
-
-	ev.repeat = ap->unavailable && strcmp(ap->reason, why) == 0;
-	tell(ap, &ev);
-	ap->unavailable = true;
-	snprintf(ap->reason, sizeof(ap->reason), "%s", why);
-	ap->metrics_dirty = true;
-}
-
-static void
-set_available(struct apply *ap)
-{
-	if (ap->unavailable) {
-		tell(ap, &(struct apply_event){ .kind = APPLY_EV_AVAILABLE });
-		ap->metrics_dirty = true;
-	}
-	ap->unavailable = false;
-}
-
-/*
- * Reloads the cache when the file changed. No lock: the file is only
- * ever replaced by rename, so a read sees one whole version; a version
- * replaced while it was read shows as a key change and is not kept.
- */
-static void
-refresh_cache(struct apply *ap)
-{
-	struct store *s = ap->conf->s;
-	struct filekey before;
-
-	if (file_key(s->health_path, &before) == 0 && ap->cached &&
-	    key_same(&before, &ap->key) && key_trusted(&before))
-		return;
-	health_release(&ap->cache);
-	ap->cached = false;
-	if (health_load(s, &ap->cache, ap->conf->threshold) < 0) {
-		set_unavailable(ap, s->why);
-		return;
-	}
-	set_available(ap);
-	ap->cached = file_key(s->health_path, &ap->key) == 0 &&
-	    key_same(&before, &ap->key);
 }
 
 static void __attribute__((format(printf, 2, 3)))
@@ -252,157 +105,9 @@ item_init(struct apply *ap, struct item *it, enum jsonl_status st,
 	else
 		item_classify(it);
 	if (it->error != NULL)
-		tell(ap, &(struct apply_event){ .kind = APPLY_EV_BAD_LINE,
-		    .lineno = ap->r.lineno, .error = it->error });
-}
-
-static bool
-is_report(const struct item *it)
-{
-	return it->report && it->error == NULL;
-}
-
-/* Answers what the cache can; true if some report needs the lock. */
-static bool
-batch_from_cache(struct apply *ap)
-{
-	bool need = false;
-	size_t i;
-
-	for (i = 0; i < ap->n; i++) {
-		struct item *it = &ap->items[i];
-
-		if (!is_report(it)) {
-			it->done = true;
-			continue;
-		}
-		if (ap->unavailable)
-			continue;
-		if (!ap->cached) {
-			need = true;
-			continue;
-		}
-		it->done = it->check == APPLY_FAILED ?
-		    health_failure_noop(&ap->cache, &it->rep) :
-		    health_success_noop(&ap->cache, &it->rep);
-		need |= !it->done;
-	}
-	return need;
-}
-
-/* Marks every report still unanswered as failed with reason. */
-static void
-fail_pending(struct apply *ap, const char *prefix, const char *reason)
-{
-	size_t i;
-
-	for (i = 0; i < ap->n; i++) {
-		struct item *it = &ap->items[i];
-
-		if (!is_report(it) || it->done)
-			continue;
-		snprintf(it->errbuf, sizeof(it->errbuf), "%s%s", prefix,
-		    reason);
-		it->error = it->errbuf;
-	}
-}
-
-/* Applies the batch's reports to h in input order. */
-static bool
-apply_reports(struct apply *ap, struct health *h)
-{
-	bool changed = h->requarantined;
-	size_t i;
-
-	for (i = 0; i < ap->n; i++) {
-		struct item *it = &ap->items[i];
-
-		if (!is_report(it))
-			continue;
-		it->done = false;
-		if (it->check == APPLY_FAILED &&
-		    health_report_failure(h, &it->rep) < 0)
-			it->error = "out of memory";
-		else if (it->check == APPLY_OK)
-			health_report_success(h, &it->rep);
-		changed |= it->rep.changed;
-	}
-	return changed;
-}
-
-/* Audits the batch's quarantines, durable in h (SPEC.md 4.1). */
-static void
-audit_quarantines(struct apply *ap, const struct health *h)
-{
-	const char *nvrm, *why;
-	size_t i;
-
-	for (i = 0; i < ap->n; i++) {
-		struct item *it = &ap->items[i];
-
-		if (!is_report(it) || it->error != NULL ||
-		    it->check != APPLY_FAILED ||
-		    it->rep.outcome != HEALTH_QUARANTINED)
-			continue;
-		nvrm = jsonl_str(it->in, "nvrm");
-		if (storeaudit_quarantined(ap->conf->s->dir, "apply", h,
-		    &it->rep, ap->conf->threshold, nvrm) == 0)
-			continue;
-		why = strerror(errno);
-		snprintf(it->errbuf, sizeof(it->errbuf),
-		    "cannot write the audit log: %s", why);
-		it->audit_error = it->errbuf;
-		tell(ap, &(struct apply_event){ .kind = APPLY_EV_AUDIT,
-		    .rep = &it->rep, .error = why });
-	}
-}
-
-/* Makes the state just saved (under the lock) the cache; h is emptied. */
-static void
-keep_cache(struct apply *ap, struct health *h)
-{
-	health_release(&ap->cache);
-	ap->cached = file_key(ap->conf->s->health_path, &ap->key) == 0;
-	ap->cache = *h;
-	memset(h, 0, sizeof(*h));
-}
-
-/*
- * The batch holds reports that change state: one exclusive lock, one
- * fresh load, every report of the batch in order, one save. A report is
- * answered only after the save returned, so its line means "durable".
- */
-static void
-batch_locked(struct apply *ap)
-{
-	struct store *s = ap->conf->s;
-	struct atomic_result res;
-	struct health h;
-
-	ap->cached = false;
-	if (store_lock(s, true, ap->conf->lock_timeout) < 0) {
-		if (s->unavailable)
-			set_unavailable(ap, s->why);
-		fail_pending(ap, s->unavailable ?
-		    "VF health state unavailable: " : "", s->why);
-		return;
-	}
-	if (health_load(s, &h, ap->conf->threshold) < 0) {
-		set_unavailable(ap, s->why);
-		fail_pending(ap, "VF health state unavailable: ", s->why);
-	} else if (apply_reports(ap, &h) && health_save(s, &h, &res) < 0) {
-		tell(ap, &(struct apply_event){ .kind = APPLY_EV_PERSIST,
-		    .step = res.step ? res.step : "", .error = s->why });
-		ap->persist_failed = ap->metrics_dirty = true;
-		fail_pending(ap, "persist VF health state: ", s->why);
-	} else {
-		ap->persist_failed = false;
-		audit_quarantines(ap, &h);
-		set_available(ap);
-		keep_cache(ap, &h);
-	}
-	store_unlock(s);
-	health_release(&h);
+		astate_tell(ap, &(struct apply_event){
+		    .kind = APPLY_EV_BAD_LINE, .lineno = ap->r.lineno,
+		    .error = it->error });
 }
 
 /* Counts a report's effect and tells it (the upstream controller logs it). */
@@ -420,7 +125,7 @@ item_account(struct apply *ap, struct item *it)
 		ap->quarantines += it->rep.outcome == HEALTH_QUARANTINED;
 		ap->metrics_dirty = true;
 	}
-	tell(ap, &ev);
+	astate_tell(ap, &ev);
 }
 
 /*
@@ -531,7 +236,7 @@ metrics_flush(struct apply *ap)
 	if (text == NULL || prom_write_textfile(ap->conf->metrics, text,
 	    len) < 0) {
 		if (!ap->metrics_warned)
-			tell(ap, &(struct apply_event){ .kind =
+			astate_tell(ap, &(struct apply_event){ .kind =
 			    APPLY_EV_METRICS, .path = ap->conf->metrics,
 			    .error = strerror(errno) });
 		ap->metrics_warned = true;
@@ -578,11 +283,12 @@ batch_run(struct apply *ap)
 
 	if (ap->n == 0)
 		return 0;
-	refresh_cache(ap);
+	astate_refresh(ap);
 	if (ap->unavailable)
-		fail_pending(ap, "VF health state unavailable: ", ap->reason);
-	else if (batch_from_cache(ap))
-		batch_locked(ap);
+		astate_fail_pending(ap, "VF health state unavailable: ",
+		    ap->reason);
+	else if (astate_from_cache(ap))
+		astate_locked(ap);
 	for (i = 0; i < ap->n; i++) {
 		struct item *it = &ap->items[i];
 
@@ -621,7 +327,7 @@ wait_input(struct apply *ap, const sigset_t *waitmask)
 		    &gone) > 0 && p[0].revents != 0)
 			return 0;
 		if (gone) {
-			tell(ap, &(struct apply_event){ .kind =
+			astate_tell(ap, &(struct apply_event){ .kind =
 			    APPLY_EV_PEER_GONE });
 			return -1;
 		}
@@ -657,10 +363,10 @@ apply_run(struct apply *ap)
 	bool end = false;
 	int rc = 0, w;
 
-	refresh_cache(ap);
+	astate_refresh(ap);
 	metrics_flush(ap);
 	if (signals_setup(&waitmask) < 0) {
-		tell(ap, &(struct apply_event){ .kind = APPLY_EV_READ,
+		astate_tell(ap, &(struct apply_event){ .kind = APPLY_EV_READ,
 		    .error = strerror(errno) });
 		return -1;
 	}
@@ -676,8 +382,8 @@ apply_run(struct apply *ap)
 			break;
 		}
 		if (jsonl_fill(&ap->r) < 0) {
-			tell(ap, &(struct apply_event){ .kind = APPLY_EV_READ,
-			    .error = strerror(errno) });
+			astate_tell(ap, &(struct apply_event){
+			    .kind = APPLY_EV_READ, .error = strerror(errno) });
 			rc = -1;
 		}
 	}
