@@ -363,13 +363,15 @@ apply_run(struct apply *ap)
 	bool end = false;
 	int rc = 0, w;
 
-	astate_refresh(ap);
-	metrics_flush(ap);
+	/* The stops first: a SIGTERM sent once the textfile is there (its
+	 * reader's sign of life) must find the handler, not the default. */
 	if (signals_setup(&waitmask) < 0) {
 		astate_tell(ap, &(struct apply_event){ .kind = APPLY_EV_READ,
 		    .error = strerror(errno) });
 		return -1;
 	}
+	astate_refresh(ap);
+	metrics_flush(ap);
 	while (rc == 0 && !end) {
 		end = batch_collect(ap);
 		rc = batch_run(ap);
