@@ -205,7 +205,7 @@ insert_before(const char *text, size_t len, const char *vf, bool *found)
 		}
 		p += LIT(rec_start);
 	}
-	return len - LIT(doc_end);
+	return len >= LIT(doc_end) ? len - LIT(doc_end) : len;
 }
 
 static void
@@ -245,10 +245,10 @@ static void
 splice_remove(struct obuf *b, const char *text, size_t len, size_t start,
     size_t end)
 {
-	if (text[end] == ',') {
+	if (end < len && text[end] == ',') {
 		obuf_put(b, text, start);
 		obuf_put(b, text + end + 1, len - end - 1);
-	} else if (text[start - 1] == ',') {
+	} else if (start > 0 && text[start - 1] == ',') {
 		obuf_put(b, text, start - 1);
 		obuf_put(b, text + end, len - end);
 	} else {

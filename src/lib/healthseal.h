@@ -45,8 +45,9 @@ bool healthseal_matches(const char *dir, const char *text, size_t len,
 /*
  * The text of a sealed file (in health_dump()'s layout) with vf's record
  * replaced by r, inserted (sorted) when absent, or removed when r is
- * NULL: exactly what health_dump() writes for the changed store. New
- * buffer (*outlen bytes) the caller frees; NULL with errno.
+ * NULL: exactly what health_dump() writes for the changed store (any
+ * other text gives some text, read within its len bytes). New buffer
+ * (*outlen bytes) the caller frees; NULL with errno.
  */
 char *healthseal_splice(const char *text, size_t len, const char *vf,
     const struct vf_record *r, size_t *outlen);
