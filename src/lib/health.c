@@ -202,17 +202,43 @@ static const char *const outcome_name[] = {	/* enum health_outcome */
 	"unchanged", "recorded", "quarantined"
 };
 
+/*
+ * Sets key (a literal, so unchecked) to v in o, taking v; false, with o
+ * dropped, when v is NULL or the set failed (out of memory).
+ */
+static bool
+put(json_t *o, const char *key, json_t *v)
+{
+	if (v != NULL && json_object_set_new_nocheck(o, key, v) == 0)
+		return true;
+	json_decref(o);
+	return false;
+}
+
+/* The answers, built member by member: json_pack's format parsing was
+ * a fifth of what `vfstore apply` spends on a no-op line. */
 json_t *
 health_failure_json(const struct health_report *rep, unsigned threshold)
 {
-	return json_pack("{s:s, s:s, s:I, s:I}", "vf_address", rep->vf,
-	    "outcome", outcome_name[rep->outcome], "failures",
-	    (json_int_t)rep->failures, "threshold", (json_int_t)threshold);
+	json_t *o = json_object();
+
+	if (o == NULL || !put(o, "vf_address", json_string(rep->vf)) ||
+	    !put(o, "outcome", json_string_nocheck(
+	    outcome_name[rep->outcome])) ||
+	    !put(o, "failures", json_integer((json_int_t)rep->failures)) ||
+	    !put(o, "threshold", json_integer((json_int_t)threshold)))
+		return NULL;
+	return o;
 }
 
 json_t *
 health_success_json(const struct health_report *rep)
 {
-	return json_pack("{s:s, s:I, s:b}", "vf_address", rep->vf, "cleared",
-	    (json_int_t)rep->cleared, "rescinded", rep->rescinded);
+	json_t *o = json_object();
+
+	if (o == NULL || !put(o, "vf_address", json_string(rep->vf)) ||
+	    !put(o, "cleared", json_integer((json_int_t)rep->cleared)) ||
+	    !put(o, "rescinded", json_boolean(rep->rescinded)))
+		return NULL;
+	return o;
 }
