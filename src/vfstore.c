@@ -195,9 +195,18 @@ struct command {
 
 /* --- output ------------------------------------------------------------ */
 
-/* Writes obj as one line and drops the reference; 0 or EX_IOERR. */
+static int
+write_failed(void)
+{
+	log_msg(LVL_ERROR, "write stdout failed", "{s:s}", "error",
+	    strerror(errno));
+	return EX_IOERR;
+}
+
+/* Writes obj as one line, flushed unless buffered (emit_flush() then
+ * follows), and drops the reference; 0 or EX_IOERR. */
 int
-emit(json_t *obj)
+emit_line(json_t *obj, bool buffered)
 {
 	int rc = 0;
 
@@ -205,13 +214,22 @@ emit(json_t *obj)
 		log_msg(LVL_ERROR, "out of memory", NULL);
 		return EX_OSERR;
 	}
-	if (jsonl_write(stdout, obj) < 0) {
-		log_msg(LVL_ERROR, "write stdout failed", "{s:s}", "error",
-		    strerror(errno));
-		rc = EX_IOERR;
-	}
+	if ((buffered ? jsonl_put(stdout, obj) : jsonl_write(stdout, obj)) < 0)
+		rc = write_failed();
 	json_decref(obj);
 	return rc;
+}
+
+int
+emit(json_t *obj)
+{
+	return emit_line(obj, false);
+}
+
+int
+emit_flush(void)
+{
+	return fflush(stdout) == EOF ? write_failed() : 0;
 }
 
 /* --- store access with exit codes ------------------------------------- */

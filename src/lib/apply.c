@@ -299,6 +299,8 @@ batch_run(struct apply *ap)
 			    item_answer(ap, it));
 		json_decref(it->in);
 	}
+	if (rc == 0 && ap->conf->flush != NULL)
+		rc = ap->conf->flush(ap->conf->arg);
 	/* The textfile is written with two fsyncs: while lines stream in,
 	 * at most once a METRICS_EVERY_MS, and always before a wait for
 	 * input and at the end (apply_run), so a reader of an idle engine

@@ -63,6 +63,9 @@ struct apply_event {
 /* Takes one answer line (the reference too); 0, or nonzero to stop. */
 typedef int apply_emit_fn(void *arg, json_t *line);
 typedef void apply_event_fn(void *arg, const struct apply_event *ev);
+/* After a batch's answers (they may be buffered until then); 0, or
+ * nonzero to stop as emit's. */
+typedef int apply_flush_fn(void *arg);
 
 struct apply_conf {
 	struct store *s;		/* paths set (store_init) */
@@ -73,7 +76,8 @@ struct apply_conf {
 	int out_fd;			/* watched for its reader going away */
 	apply_emit_fn *emit;
 	apply_event_fn *event;
-	void *arg;			/* for emit and event */
+	apply_flush_fn *flush;		/* or NULL */
+	void *arg;			/* for emit, event and flush */
 };
 
 /* "ok", "failed", ..., "list_error" (static). */

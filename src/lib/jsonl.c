@@ -164,7 +164,7 @@ jsonl_parse(const char *line, size_t len, const char **why)
  * instructions; a longer one than the stack buffer by jansson.
  */
 int
-jsonl_write(FILE *f, const json_t *obj)
+jsonl_put(FILE *f, const json_t *obj)
 {
 	char stack[4096], *buf = stack;
 	size_t n;
@@ -180,13 +180,20 @@ jsonl_write(FILE *f, const json_t *obj)
 	if (n == 0) {
 		errno = errno != 0 ? errno : EIO;
 		rc = -1;
-	} else if (fwrite(buf, 1, n, f) != n || putc('\n', f) == EOF ||
-	    fflush(f) == EOF) {
+	} else if (fwrite(buf, 1, n, f) != n || putc('\n', f) == EOF) {
 		rc = -1;
 	}
 	if (buf != stack)
 		free(buf);
 	return rc;
+}
+
+int
+jsonl_write(FILE *f, const json_t *obj)
+{
+	if (jsonl_put(f, obj) < 0 || fflush(f) == EOF)
+		return -1;
+	return 0;
 }
 
 const char *

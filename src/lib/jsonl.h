@@ -59,6 +59,9 @@ json_t *jsonl_parse(const char *line, size_t len, const char **why);
 /* Writes obj compactly plus '\n' and flushes. 0 or -1/errno. */
 int jsonl_write(FILE *f, const json_t *obj);
 
+/* The same without the flush (a batch of lines, flushed by the caller). */
+int jsonl_put(FILE *f, const json_t *obj);
+
 /*
  * A JSON string of the n bytes at s; when they are not valid UTF-8 each
  * byte outside ASCII, and each NUL, becomes '?' (a recording, a console

@@ -12,11 +12,19 @@
 
 #include "vfstore.h"
 
+/* A batch's answers go out with one write at its end (apply_flush). */
 static int
 apply_emit(void *arg, json_t *line)
 {
 	(void)arg;
-	return emit(line);
+	return emit_line(line, true);
+}
+
+static int
+apply_flush(void *arg)
+{
+	(void)arg;
+	return emit_flush();
 }
 
 /* Logs what the engine tells that needs no state of its own. */
@@ -75,6 +83,7 @@ cmd_apply(struct ctx *c)
 	struct apply_conf conf = { .s = &c->s, .threshold = c->conf.threshold,
 	    .lock_timeout = c->cli.lock_timeout, .metrics = c->a.metrics,
 	    .in_fd = STDIN_FILENO, .out_fd = STDOUT_FILENO, .emit = apply_emit,
+	    .flush = apply_flush,
 	    .event = apply_event, .arg = c };
 	struct apply *ap;
 	int rc;

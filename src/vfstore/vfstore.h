@@ -54,6 +54,8 @@ struct ctx {
 
 /* vfstore.c: output and store access. */
 int emit(json_t *obj);
+int emit_line(json_t *obj, bool buffered);
+int emit_flush(void);
 int lock_store(struct ctx *c, bool exclusive);
 int load_health(struct ctx *c, struct health *h, struct health_view *v);
 int open_health(struct ctx *c, bool exclusive, struct health *h,

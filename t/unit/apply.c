@@ -25,6 +25,9 @@ struct seen {
 	unsigned long bad_lineno;
 	char nvrm[64];
 	int stop_after;			/* emit fails after this many; 0 never */
+	int flushes;			/* flush calls */
+	size_t flushed_at;		/* answers emitted at the last flush */
+	int flush_rc;			/* what flush returns */
 };
 
 static int
@@ -37,6 +40,16 @@ emit(void *arg, json_t *line)
 	    json_array_size(sn->answers) >= (size_t)sn->stop_after)
 		return 74;
 	return 0;
+}
+
+static int
+flush(void *arg)
+{
+	struct seen *sn = arg;
+
+	sn->flushes++;
+	sn->flushed_at = json_array_size(sn->answers);
+	return sn->flush_rc;
 }
 
 static void
@@ -57,8 +70,9 @@ static int
 run_engine(const char *data, const char *input, const char *metrics,
     struct seen *sn)
 {
-	struct apply_conf conf = { NULL, 2, 1, metrics, -1, -1, emit, event,
-	    sn };
+	struct apply_conf conf = { .threshold = 2, .lock_timeout = 1,
+	    .metrics = metrics, .in_fd = -1, .out_fd = -1, .emit = emit,
+	    .event = event, .flush = flush, .arg = sn };
 	struct store s;
 	struct apply *ap;
 	int in[2], out[2], rc;
@@ -100,7 +114,7 @@ answer_int(const struct seen *sn, size_t i, const char *key)
 static void
 test_stream(const char *tmp)
 {
-	struct seen sn = { json_array(), { 0 }, 0, 0, "", 0 };
+	struct seen sn = { .answers = json_array() };
 	char data[256], gpu[512], metrics[512], health[1024];
 	const char *m;
 
@@ -143,7 +157,7 @@ test_stream(const char *tmp)
 static void
 test_unavailable(const char *tmp)
 {
-	struct seen sn = { json_array(), { 0 }, 0, 0, "", 0 };
+	struct seen sn = { .answers = json_array() };
 	char data[512];
 
 	snprintf(data, sizeof(data), "%s/nogpu", tmp);
@@ -178,7 +192,7 @@ test_answer_text(const char *tmp)
 		    "\"failures\":1,"
 		    "\"outcome\":\"unchanged\",\"threshold\":2}",
 	};
-	struct seen sn = { json_array(), { 0 }, 0, 0, "", 0 };
+	struct seen sn = { .answers = json_array() };
 	char data[256], gpu[512];
 	char *text;
 	size_t i;
@@ -204,12 +218,34 @@ test_answer_text(const char *tmp)
 static void
 test_emit_stops(const char *tmp)
 {
-	struct seen sn = { json_array(), { 0 }, 0, 0, "", 1 };
+	struct seen sn = { .answers = json_array(), .stop_after = 1 };
 	char data[512];
 
 	snprintf(data, sizeof(data), "%s/ok", tmp);
 	ok(run_engine(data, "{\"check\":\"unknown\"}\n{\"check\":\"ok\"}\n",
 	    NULL, &sn) == 74, "emit's failure returned");
+	json_decref(sn.answers);
+}
+
+/* A batch's answers are flushed once, after the last; a failed flush
+ * stops the engine with its code. */
+static void
+test_flush(const char *tmp)
+{
+	struct seen sn = { .answers = json_array() };
+	char data[512];
+	int rc;
+
+	snprintf(data, sizeof(data), "%s/ok", tmp);
+	rc = run_engine(data, "{\"check\":\"unknown\"}\n{\"check\":\"ok\"}\n"
+	    "{\"check\":\"unknown\"}\n", NULL, &sn);
+	ok(rc == 0 && json_array_size(sn.answers) == 3 && sn.flushes == 1 &&
+	    sn.flushed_at == 3, "one flush after the batch's 3 answers "
+	    "(%d flushes, the last after %zu)", sn.flushes, sn.flushed_at);
+	json_decref(sn.answers);
+	sn = (struct seen){ .answers = json_array(), .flush_rc = 74 };
+	ok(run_engine(data, "{\"check\":\"unknown\"}\n", NULL, &sn) == 74,
+	    "a failed flush stops the engine with its code");
 	json_decref(sn.answers);
 }
 
@@ -225,6 +261,7 @@ main(void)
 	test_unavailable(tmp);
 	test_answer_text(tmp);
 	test_emit_stops(tmp);
+	test_flush(tmp);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 	if (system(cmd) != 0)
 		ok(0, "cleanup");
