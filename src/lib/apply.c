@@ -347,15 +347,23 @@ input_ready(const struct apply *ap)
 	return poll(&p, 1, 0) > 0;
 }
 
-/* The stop handler, the stops blocked, and the mask ppoll() lets them
- * in with; -1/errno when the kernel refused one of them. */
+/* The stops blocked from here on, and the mask ppoll() lets them in
+ * with; -1/errno when the kernel refused. */
 static int
-signals_setup(sigset_t *waitmask)
+signals_block(sigset_t *waitmask)
 {
-	if (sig_stop_install(false) < 0 || sig_stop_block(waitmask) < 0)
+	if (sig_stop_block(waitmask) < 0)
 		return -1;
 	sig_stop_unblocked(waitmask);
 	return 0;
+}
+
+static int
+signals_failed(struct apply *ap)
+{
+	astate_tell(ap, &(struct apply_event){ .kind = APPLY_EV_READ,
+	    .error = strerror(errno) });
+	return -1;
 }
 
 int
@@ -365,15 +373,16 @@ apply_run(struct apply *ap)
 	bool end = false;
 	int rc = 0, w;
 
-	/* The stops first: a SIGTERM sent once the textfile is there (its
-	 * reader's sign of life) must find the handler, not the default. */
-	if (signals_setup(&waitmask) < 0) {
-		astate_tell(ap, &(struct apply_event){ .kind = APPLY_EV_READ,
-		    .error = strerror(errno) });
-		return -1;
-	}
+	/* The handler first: a SIGTERM sent once the textfile is there (its
+	 * reader's sign of life) must find it, not the default. The stops
+	 * stay deliverable through the first load and textfile, and are
+	 * blocked only once batches start (a stop then ends the wait). */
+	if (sig_stop_install(false) < 0)
+		return signals_failed(ap);
 	astate_refresh(ap);
 	metrics_flush(ap);
+	if (signals_block(&waitmask) < 0)
+		return signals_failed(ap);
 	while (rc == 0 && !end) {
 		end = batch_collect(ap);
 		rc = batch_run(ap);
