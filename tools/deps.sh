@@ -8,8 +8,8 @@
 # build-tools/ (kept by make clean), without installing their services.
 set -eu
 
-BUILD_PKGS="gcc make pkg-config libjansson-dev libpci-dev"
-TEST_PKGS="jq bats bats-support bats-assert bats-file socat runit mandoc strace pciutils procps psmisc python3 python3-prometheus-client clang libclang-rt-14-dev valgrind util-linux e2fsprogs qemu-system-x86 shellcheck groff-base"
+BUILD_PKGS="gcc make pkg-config libjansson-dev libpci-dev libxml2-dev"
+TEST_PKGS="jq bats bats-support bats-assert bats-file socat runit mandoc strace pciutils procps psmisc python3 python3-prometheus-client clang libclang-rt-14-dev valgrind util-linux e2fsprogs qemu-system-x86 shellcheck groff-base libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients"
 
 DEB_PKGS="build-essential dpkg-dev debhelper dh-runit lintian fakeroot adduser pkgconf"
 [ "${1:-}" = deb ] && TEST_PKGS="$TEST_PKGS $DEB_PKGS"
