@@ -347,13 +347,9 @@ two_vfs() {
 @test "a busy store lock times out with 75 and no claim" {
 	two_vfs
 	mkdir -p "$DATA/gpu"
-	flock "$DATA/gpu/lock" sleep 5 3>&- &
-	holder=$!
-	wait_for test -e "$DATA/gpu/lock"
-	sleep 0.2
+	lock_hold "$DATA/gpu/lock"
 	run -75 --separate-stderr pick --lock-timeout 1 --profile "$P12" --claim i-1
-	kill "$holder" 2>/dev/null || true
-	wait "$holder" 2>/dev/null || true
+	lock_release
 	[ ! -e "$DATA/gpu/vf-claims.json" ]
 }
 
@@ -427,17 +423,15 @@ two_vfs() {
 @test "SIGTERM while waiting for the lock: the claim is still finished, exit 0" {
 	two_vfs
 	mkdir -p "$DATA/gpu"
-	flock "$DATA/gpu/lock" sleep 1.5 3>&- &
-	holder=$!
-	sleep 0.3
+	lock_hold "$DATA/gpu/lock"
 	vfpick --sysfs-root "$SYSFS" --data-dir "$DATA" --profile "$P12" \
 	    --claim i-1 >"$T/out" 2>"$T/err" 3>&- &
 	p=$!
-	sleep 0.3
+	wait_long has_open "$p" "$DATA/gpu/lock"
 	kill -TERM "$p"
+	lock_release
 	rc=0
 	wait "$p" || rc=$?
-	wait "$holder" || true
 	[ "$rc" -eq 0 ]
 	[ "$(jq -r .instance_id "$T/out")" = i-1 ]
 	[ "$(jq -r '.claims[0].vf_address' "$DATA/gpu/vf-claims.json")" = "$(jq -r .vf_address "$T/out")" ]

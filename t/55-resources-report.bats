@@ -196,13 +196,10 @@ random_host() {
 
 @test "a busy store lock times out with 75" {
 	upstream_host
-	flock "$DATA/gpu/lock" sleep 5 3>&- &
-	holder=$!
-	sleep 0.3
+	lock_hold "$DATA/gpu/lock"
 	# A shared reader waits for the exclusive writer.
 	run -75 --separate-stderr report --lock-timeout 1
-	kill "$holder" 2>/dev/null || true
-	wait "$holder" 2>/dev/null || true
+	lock_release
 }
 
 @test "an unreadable VF is skipped with a warning" {
@@ -234,17 +231,15 @@ random_host() {
 
 @test "SIGTERM while waiting for the lock: the report is still written, exit 0" {
 	upstream_host
-	flock "$DATA/gpu/lock" sleep 1.5 3>&- &
-	holder=$!
-	sleep 0.3
+	lock_hold "$DATA/gpu/lock"
 	resources-report --sysfs-root "$SYSFS" --data-dir "$DATA" \
 	    --format prometheus --output "$T/tf/r.prom" 2>"$T/err" 3>&- &
 	p=$!
-	sleep 0.3
+	wait_long has_open "$p" "$DATA/gpu/lock"
 	kill -TERM "$p"
+	lock_release
 	rc=0
 	wait "$p" || rc=$?
-	wait "$holder" || true
 	[ "$rc" -eq 0 ]
 	grep -qx 'hypeman_resources_gpu_slots{kind="total"} 3' "$T/tf/r.prom"
 }

@@ -234,10 +234,9 @@ changed_assignment() {
 	poll_once --timeout 5 --concurrency 8 >"$T/out" 2>"$T/err" 3>&- &
 	local pid=$!
 	bg_track $pid
-	sleep 2
 	# Six silent guests hold six slots; the other two slots served all
-	# three responsive guests long before the timeout.
-	[ "$(grep -c '"check":"unknown"' "$T/out")" -eq 3 ]
+	# three responsive guests before the timeout ended any silent one.
+	wait_long eval '[ "$(grep -c "\"check\":\"unknown\"" "$T/out")" -eq 3 ]'
 	[ "$(grep -c rpc_error "$T/out")" -eq 0 ]
 	wait $pid
 	[ "$(grep -c '"error":"timed out waiting for the reply"' "$T/out")" -eq 6 ]
@@ -349,11 +348,10 @@ rpc_error 0000:e3:00.7 i-4"
 	mkdir -p "$DATA/gpu"
 	echo '{"version":1,"claims":[]}' >"$DATA/gpu/vf-claims.json"
 	: >"$DATA/gpu/lock"
-	flock -x "$DATA/gpu/lock" sleep 5 3>&- &
-	bg_track $!
-	sleep 0.2
+	lock_hold "$DATA/gpu/lock" -x
 	run -0 --separate-stderr sentinel-poll --sysfs-root "$SYSFS" \
 	    --data-dir "$DATA" --lock-timeout 1 --once
+	lock_release
 	assert_output --regexp '^\{"check":"list_error","error":"lock .*timed out'
 }
 

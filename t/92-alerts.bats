@@ -111,15 +111,10 @@ scrape() {
 }
 
 @test "node_exporter serves the three textfiles together without errors" {
-	local ne=$VFS_TOOLS/prometheus-node-exporter port
 	need_tool prometheus-node-exporter
 	write_textfiles "$T/tf"
-	port=$((20000 + RANDOM % 20000))
-	"$ne" --web.listen-address="127.0.0.1:$port" \
-	    --collector.disable-defaults --collector.textfile \
-	    --collector.textfile.directory="$T/tf" >"$T/ne.log" 2>&1 3>&- &
-	NE_PID=$!
-	wait_for scrape "$port" || fail "no scrape: $(cat "$T/ne.log")"
+	ne_start "$T/tf"
+	wait_long scrape "$NE_PORT" || fail "no scrape: $(cat "$T/ne.log")"
 	run -0 grep -E '^(node_textfile_scrape_error|hypeman_resources_gpu_slots\{kind="total"\}|hypeman_instances_vgpu_sentinel_checks_total\{result="unknown"\}|vfsentinel_sentinel_framework_present) ' "$T/scrape"
 	assert_line 'node_textfile_scrape_error 0'
 	assert_line 'hypeman_resources_gpu_slots{kind="total"} 2'

@@ -144,6 +144,52 @@ kill_pids() {
 	done
 }
 
+# lock_hold FILE [FLOCK_OPTION...]: takes flock(1) on FILE in the
+# background and returns once it is held (not after a guessed sleep);
+# lock_release lets it go. The holder gives up by itself after 60 s.
+lock_hold() {
+	local f=$1
+	shift
+	rm -f "$T/lock-held" "$T/lock-go"
+	flock "$@" "$f" sh -c 'touch "$1"; i=0
+		while [ ! -e "$2" ] && [ $i -lt 1200 ]; do
+			sleep 0.05; i=$((i + 1))
+		done' _ "$T/lock-held" "$T/lock-go" 3>&- &
+	LOCK_PID=$!
+	wait_long test -e "$T/lock-held"
+}
+
+lock_release() {
+	touch "$T/lock-go"
+	wait "$LOCK_PID" 2>/dev/null || true
+}
+
+# has_open PID FILE: PID holds FILE open (a program in its lock wait:
+# the store's lock polls flock with LOCK_NB on an open descriptor).
+has_open() {
+	local want fd
+	want=$(readlink -f "$2")
+	for fd in "/proc/$1/fd/"*; do
+		[ "$(readlink "$fd" 2>/dev/null)" = "$want" ] && return 0
+	done
+	return 1
+}
+
+# ne_start DIR: starts the real node_exporter's textfile collector on
+# DIR, listening on 127.0.0.1 at a port the kernel picks (so two tests
+# never meet on one port), and waits until it listens. Sets NE_PID and
+# NE_PORT; its log is $T/ne.log.
+ne_start() {
+	"$VFS_TOOLS/prometheus-node-exporter" --web.listen-address=127.0.0.1:0 \
+	    --collector.disable-defaults --collector.textfile \
+	    --collector.textfile.directory="$1" >"$T/ne.log" 2>&1 3>&- &
+	NE_PID=$!
+	wait_long grep -q 'msg="Listening on" address=127.0.0.1:[1-9]' \
+	    "$T/ne.log" || { cat "$T/ne.log" >&2; return 1; }
+	NE_PORT=$(sed -n 's/.*msg="Listening on" address=127\.0\.0\.1:\([0-9]*\).*/\1/p' \
+	    "$T/ne.log" | head -n 1)
+}
+
 # need_tool NAME...: skips the test ("NAME missing") unless each NAME is
 # there: promtool and prometheus-node-exporter in $VFS_TOOLS, any other
 # on PATH. `make check` installs them all (tools/deps.sh); call it first in

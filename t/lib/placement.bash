@@ -98,21 +98,15 @@ _http_get() {
 }
 
 # ne_scrape DIR: runs the real node_exporter textfile collector on DIR
-# (127.0.0.1, a port of its own) and prints one scrape of /metrics.
+# (127.0.0.1, a port of its own: ne_start) and prints one scrape of
+# /metrics.
 ne_scrape() {
-	local dir=$1 ne=$VFS_TOOLS/prometheus-node-exporter pid port i
-	port=$((20000 + RANDOM % 20000))
-	"$ne" --web.listen-address="127.0.0.1:$port" \
-	    --collector.disable-defaults --collector.textfile \
-	    --collector.textfile.directory="$dir" >"$T/ne.log" 2>&1 3>&- &
-	pid=$!
-	for ((i = 0; i < 100; i++)); do
-		_http_get "$port" /metrics >"$T/ne.out" 2>/dev/null && break
-		sleep 0.05
-	done
-	kill "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null || true
-	[ "$i" -lt 100 ] || { cat "$T/ne.log" >&2; return 1; }
+	local rc=0
+	ne_start "$1" || return 1
+	wait_long _http_get "$NE_PORT" /metrics >"$T/ne.out" || rc=1
+	kill "$NE_PID" 2>/dev/null
+	wait "$NE_PID" 2>/dev/null || true
+	[ "$rc" = 0 ] || { cat "$T/ne.log" >&2; return 1; }
 	cat "$T/ne.out"
 }
 
