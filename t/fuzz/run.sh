@@ -1,7 +1,8 @@
 #!/bin/sh
 # run.sh BUILD SECONDS NAME... - runs each libFuzzer target BUILD/fuzz/fuzz-NAME
-# for SECONDS seconds, one after the other, and prints a summary line per
-# target: seconds run, executions, corpus size, findings.
+# for SECONDS seconds, FUZZ_JOBS targets at a time (default: the number of
+# cores, nproc), and prints a summary line per target as it ends: seconds
+# run, executions, corpus size, findings.
 #
 #   seeds      t/fuzz/corpus/NAME and t/fuzz/regress/NAME (read only)
 #   corpus     BUILD/corpus/NAME (grows across runs; new units go here)
@@ -29,7 +30,10 @@ max_len() {
 	esac
 }
 
-for name in "$@"; do
+# fuzz_one NAME: runs one target; its summary line goes to the terminal,
+# summary.txt and $logs/NAME.result.
+fuzz_one() {
+	name=$1
 	bin=$build/fuzz/fuzz-$name
 	corpus=$build/corpus/$name
 	art=$build/findings/$name
@@ -54,9 +58,38 @@ for name in "$@"; do
 	finds=$(find "$art" -type f -newer "$log.stamp" | wc -l)
 	rm -f "$log.stamp"
 	[ "$rc" -ne 0 ] && [ "$finds" -eq 0 ] && finds=1
-	[ "$finds" -gt 0 ] && found=1
 	printf 'fuzz-%s: seconds=%s execs=%s corpus=%s findings=%s rc=%s\n' \
-	    "$name" "$ran" "${execs:-0}" "$units" "$finds" "$rc" |
-	    tee -a "$logs/summary.txt"
+	    "$name" "$ran" "${execs:-0}" "$units" "$finds" "$rc" \
+	    >"$logs/$name.result"
+	cat "$logs/$name.result"
+	cat "$logs/$name.result" >>"$logs/summary.txt"
+}
+
+# The targets are dealt round-robin into $jobs lanes; each lane runs its
+# own one after the other (every target runs the same SECONDS, so the
+# lanes end together).
+jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+for name in "$@"; do
+	rm -f "$logs/$name.result"
+done
+lane=0
+pids=
+while [ "$lane" -lt "$jobs" ]; do
+	i=0
+	mine=
+	for name in "$@"; do
+		[ $((i % jobs)) -eq "$lane" ] && mine="$mine $name"
+		i=$((i + 1))
+	done
+	# shellcheck disable=SC2086 # target names have no blanks
+	(for name in $mine; do fuzz_one "$name"; done) &
+	pids="$pids $!"
+	lane=$((lane + 1))
+done
+for p in $pids; do
+	wait "$p"
+done
+for name in "$@"; do
+	grep -q ' findings=0 ' "$logs/$name.result" 2>/dev/null || found=1
 done
 exit "$found"

@@ -1,9 +1,10 @@
 #!/bin/sh
 # valgrind-check.sh BUILD BIN BATS... - `make check-valgrind`: runs the
-# given bats files with every program of BIN replaced by a wrapper that
-# runs it under valgrind memcheck (and the fuzz replays of
-# t/85-fuzz-regress.bats under valgrind, VFS_VALGRIND=1), then fails if
-# any valgrind log holds an error or a definite/indirect leak.
+# given bats files (in parallel, as tools/runtests.sh runs them) with
+# every program of BIN replaced by a wrapper that runs it under valgrind
+# memcheck (and the fuzz replays of t/85-fuzz-regress.bats under
+# valgrind, VFS_VALGRIND=1), then fails if any valgrind log holds an
+# error or a definite/indirect leak.
 #
 # Logs: BUILD/valgrind/logs/PROG.PID.log (empty when clean).
 set -u
@@ -32,14 +33,15 @@ WRAP
 done
 VFS_VALGRIND=1 sh tools/runtests.sh "$build" "$vdir/bin" "$@"
 rc=$?
-# The unit tests (pure library code) under memcheck too.
-for u in "$build"/unit/*; do
-	[ -x "$u" ] || continue
-	valgrind -q --error-exitcode=99 --leak-check=full \
+# The unit tests (pure library code) under memcheck too, as many at a
+# time as runtests.sh runs files (VFS_JOBS, default nproc).
+# shellcheck disable=SC2016 # $1 and $2 are the inner shell's
+find "$build/unit" -maxdepth 1 -type f -perm -u+x -print0 |
+	xargs -0 -r -n 1 -P "${VFS_JOBS:-$(nproc 2>/dev/null || echo 1)}" \
+	sh -c 'exec valgrind -q --error-exitcode=99 --leak-check=full \
 		--errors-for-leak-kinds=definite,indirect \
-		--log-file="$vdir/logs/unit-${u##*/}.%p.log" "$u" >/dev/null ||
-		rc=1
-done
+		--log-file="$1/logs/unit-${2##*/}.%p.log" "$2" >/dev/null' \
+	_ "$vdir" || rc=1
 bad=0
 for log in "$vdir"/logs/*.log; do
 	[ -s "$log" ] || continue
