@@ -15,7 +15,9 @@ sentinel.framework_recheck=60 reconcile.grace=120
 recovery.systemic_window=3600 recovery.systemic_cards=2 recovery.systemic_vfs=3
 recovery.quiesce_command= recovery.restore_command=
 recovery.sriov_manage=/usr/lib/nvidia/sriov-manage recovery.verify_command=
-recovery.step_timeout=120 recovery.settle_timeout=60"
+recovery.step_timeout=120 recovery.settle_timeout=60
+libvirt.qemu_state_dir=/var/lib/libvirt/qemu libvirt.deconfigure=true
+libvirt.lock_timeout=10"
 
 setup() {
 	vfs_setup

@@ -42,6 +42,17 @@ if [ -n "$missing" ]; then
 	fi
 fi
 
+# libvirtd refuses to start without a libvirt-qemu user and group, which
+# only libvirt-daemon-system (not installed: it brings a default network)
+# makes; t/69-libvirt-real.bats starts libvirtd by hand.
+if [ "$(id -u)" = 0 ] && [ -x /usr/sbin/libvirtd ] &&
+	! getent passwd libvirt-qemu >/dev/null; then
+	getent group libvirt-qemu >/dev/null || groupadd -r libvirt-qemu
+	useradd -r -g libvirt-qemu -d /var/lib/libvirt -s /usr/sbin/nologin \
+		libvirt-qemu
+	echo "deps: created the libvirt-qemu user and group"
+fi
+
 # promtool and node_exporter, extracted (not installed) into build-tools/.
 tools=build-tools
 mkdir -p "$tools"

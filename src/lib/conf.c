@@ -18,7 +18,8 @@
 enum key_kind {
 	KEY_PATH,
 	KEY_UINT,
-	KEY_STRING			/* UTF-8 text, "" allowed; max: size */
+	KEY_STRING,			/* UTF-8 text, "" allowed; max: size */
+	KEY_BOOL			/* true or false */
 };
 
 struct key {
@@ -66,6 +67,12 @@ static const struct key keys[] = {
 	    offsetof(struct conf, step_timeout), 1, 86400 },
 	{ "recovery.settle_timeout", KEY_UINT,
 	    offsetof(struct conf, settle_timeout), 1, 86400 },
+	{ "libvirt.qemu_state_dir", KEY_PATH,
+	    offsetof(struct conf, qemu_state_dir), 0, 0 },
+	{ "libvirt.deconfigure", KEY_BOOL,
+	    offsetof(struct conf, libvirt_deconfigure), 0, 0 },
+	{ "libvirt.lock_timeout", KEY_UINT,
+	    offsetof(struct conf, libvirt_lock_timeout), 0, 3600 },
 };
 
 void
@@ -88,6 +95,9 @@ conf_defaults(struct conf *c)
 	strcpy(c->sriov_manage, "/usr/lib/nvidia/sriov-manage");
 	c->step_timeout = 120;
 	c->settle_timeout = 60;
+	strcpy(c->qemu_state_dir, "/var/lib/libvirt/qemu");
+	c->libvirt_deconfigure = true;
+	c->libvirt_lock_timeout = 10;
 }
 
 int
@@ -142,6 +152,18 @@ apply_uint(const struct key *k, const char *value, unsigned *field,
 	return -1;
 }
 
+/* A value for a true/false key; 0, or -1 with what is accepted in why. */
+static int
+apply_bool(const char *value, bool *field, char *why, size_t whylen)
+{
+	if (strcmp(value, "true") == 0 || strcmp(value, "false") == 0) {
+		*field = value[0] == 't';
+		return 0;
+	}
+	snprintf(why, whylen, "invalid value (expected true or false)");
+	return -1;
+}
+
 /*
  * Applies one "key = value" pair; 0, or -1 with the reason in why: what
  * would be accepted, a number's range included.
@@ -156,6 +178,9 @@ apply(struct conf *c, const char *name, const char *value, char *why,
 
 	if (k == NULL)
 		bad = "unknown key";
+	else if (k->kind == KEY_BOOL)
+		return apply_bool(value, (bool *)(void *)((char *)c +
+		    k->offset), why, whylen);
 	else if (k->kind == KEY_UINT)
 		return apply_uint(k, value, (unsigned *)(void *)((char *)c +
 		    k->offset), why, whylen);
@@ -257,6 +282,8 @@ key_json(const struct conf *c, const struct key *k)
 	if (k->kind == KEY_UINT)
 		v = json_integer((json_int_t)*(const unsigned *)(const void *)
 		    field);
+	else if (k->kind == KEY_BOOL)
+		v = json_boolean(*(const bool *)(const void *)field);
 	else
 		v = json_string(field);
 	if (v == NULL)

@@ -35,6 +35,9 @@ struct conf {
 	char verify_command[CONF_COMMAND_MAX];
 	unsigned step_timeout;		/* recovery.step_timeout, seconds */
 	unsigned settle_timeout;	/* recovery.settle_timeout, seconds */
+	char qemu_state_dir[PATH_MAX];	/* libvirt.qemu_state_dir */
+	bool libvirt_deconfigure;	/* libvirt.deconfigure */
+	unsigned libvirt_lock_timeout;	/* libvirt.lock_timeout, seconds */
 };
 
 void conf_defaults(struct conf *c);
