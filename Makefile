@@ -222,6 +222,7 @@ install: all
 	$(INSTALL) -m 755 $(PROGS) $(DESTDIR)$(BINDIR_INST)/
 	$(INSTALL) -m 644 share/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
 	$(INSTALL) -m 644 share/doc/* $(DESTDIR)$(DOCDIR)/
+	$(INSTALL) -m 644 -D -t $(DESTDIR)$(PREFIX)/share/vfsentinel/grafana/ integrations/grafana/*
 	@conf=$(DESTDIR)$(SYSCONFDIR)/vfsentinel/vfsentinel.conf; \
 	if [ -e "$$conf" ]; then \
 		$(INSTALL) -m 644 etc/vfsentinel.conf "$$conf.dist"; \
@@ -244,7 +245,7 @@ install: all
 uninstall:
 	cd $(DESTDIR)$(BINDIR_INST) && rm -f $(PROG_SRCS:src/%.c=%)
 	cd $(DESTDIR)$(MANDIR)/man1 && rm -f $(notdir $(wildcard share/man/man1/*.1))
-	rm -rf $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SVDIR_INST)
+	rm -rf $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SVDIR_INST) $(DESTDIR)$(PREFIX)/share/vfsentinel/grafana
 	-rmdir $(DESTDIR)$(PREFIX)/share/vfsentinel 2>/dev/null
 	@echo "uninstall: kept $(DESTDIR)$(SYSCONFDIR)/vfsentinel, the data" \
 		"directory and the $(SERVICE_USER) user"
