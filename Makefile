@@ -37,6 +37,10 @@ LDLIBS ?=
 DEPS_CFLAGS := $(shell $(PKG_CONFIG) --cflags jansson libpci 2>/dev/null)
 DEPS_LIBS := $(shell $(PKG_CONFIG) --libs jansson libpci 2>/dev/null || echo -ljansson -lpci)
 
+# libxml2, for libvirt-hook alone (the domain XML, SPEC.md 6.6).
+XML_CFLAGS := $(shell $(PKG_CONFIG) --cflags libxml-2.0 2>/dev/null)
+XML_LIBS := $(shell $(PKG_CONFIG) --libs libxml-2.0 2>/dev/null || echo -lxml2)
+
 WARN = -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wvla -Wimplicit-fallthrough -Wundef \
 	-fno-common
@@ -65,11 +69,18 @@ COMMON_SRCS := $(sort $(wildcard src/common/*.c))
 COMMON_OBJS := $(COMMON_SRCS:src/common/%.c=$(BUILD)/common/%.o)
 PROG_SRCS := $(sort $(wildcard src/*.c))
 PROGS := $(PROG_SRCS:src/%.c=$(BIN)/%)
-# A program too big for one file keeps the rest in src/NAME/*.c (its own
-# files, with a header of their own, #include "NAME/NAME.h" from src/NAME.c).
+# A program's parts: src/NAME/*.c, the engine only that program runs
+# (src/NAME.c includes "NAME/x.h"; a part includes its neighbours as "x.h").
+# Each program's parts are also an archive, $(BUILD)/parts/NAME.a, that unit
+# tests, fuzz targets, test aids and benches link before $(LIB) (with -Isrc
+# they include "NAME/x.h"): a member is pulled only where a test needs it.
 PART_SRCS := $(sort $(wildcard src/*/*.c))
 PART_SRCS := $(filter-out src/lib/% src/common/%,$(PART_SRCS))
 PART_OBJS := $(PART_SRCS:src/%.c=$(BUILD)/prog/%.o)
+PART_PROGS := $(sort $(patsubst src/%/,%,$(dir $(PART_SRCS))))
+PARTS := $(PART_PROGS:%=$(BUILD)/parts/%.a)
+TEST_CPPFLAGS = $(ALL_CPPFLAGS) -Isrc
+TEST_LIBS = $(PARTS) $(LIB) $(DEPS_LIBS) $(LDLIBS)
 UNIT_SRCS := $(sort $(wildcard t/unit/*.c))
 UNITS := $(UNIT_SRCS:t/unit/%.c=$(BUILD)/unit/%)
 TESTAID_SRCS := $(sort $(wildcard t/lib/*.c))
@@ -108,29 +119,39 @@ parts = $(filter $(BUILD)/prog/$(1)/%,$(PART_OBJS))
 $(BIN)/%: $(BUILD)/prog/%.o $$(call parts,$$*) $(COMMON_OBJS) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(call parts,$*) $(COMMON_OBJS) $(LIB) \
-		$(DEPS_LIBS) $(LDLIBS)
+		$(DEPS_LIBS) $(PROG_LIBS) $(LDLIBS)
 
-$(BUILD)/unit/%: t/unit/%.c $(LIB)
+# A program's own libraries: libvirt-hook's libxml2.
+$(BUILD)/prog/libvirt-hook.o $(BUILD)/prog/libvirt-hook/%.o: \
+	ALL_CFLAGS += $(XML_CFLAGS)
+$(BIN)/libvirt-hook: PROG_LIBS = $(XML_LIBS)
+
+$(BUILD)/parts/%.a: $$(call parts,$$*)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -It/unit $(ALL_LDFLAGS) -o $@ $< \
-		$(LIB) $(DEPS_LIBS) $(LDLIBS)
+	rm -f $@
+	$(AR) rcs $@ $(call parts,$*)
+
+$(BUILD)/unit/%: t/unit/%.c $(PARTS) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) -It/unit $(ALL_LDFLAGS) -o $@ $< \
+		$(TEST_LIBS)
 
 # Test aids (fake peers, clients) are plain programs; the fault-injection
 # shim is a shared object and never sanitized (it is preloaded).
-$(BUILD)/t/%: t/lib/%.c $(LIB)
+$(BUILD)/t/%: t/lib/%.c $(PARTS) $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
-		$(LIB) $(DEPS_LIBS) $(LDLIBS)
+	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+		$(TEST_LIBS)
 
 $(BUILD)/t/faultinj.so: t/shim/faultinj.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -shared -fPIC \
 		-o $@ $< -ldl
 
-$(BUILD)/bench/%: t/bench/%.c $(LIB)
+$(BUILD)/bench/%: t/bench/%.c $(PARTS) $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
-		$(LIB) $(DEPS_LIBS) $(LDLIBS)
+	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+		$(TEST_LIBS)
 
 test-aids: $(PROGS) $(UNITS) $(TESTAIDS) $(SHIMS) $(BENCHES)
 
@@ -172,7 +193,7 @@ lint-man:
 SHELL_FILES = $(wildcard tools/*.sh sv/*/run sv/*/finish sv/*/log/run \
 	sv/*/control/* t/*.bash t/lib/*.bash t/lib/*.sh t/torture/*.sh \
 	t/torture/*.bash t/bench/*.sh t/bench/*.bash t/fuzz/run.sh \
-	debian/*.postinst debian/*.postrm)
+	debian/*.postinst debian/*.postrm debian/*.prerm t/deb/*.sh)
 lint-shell:
 	@shellcheck $(SHELL_FILES) && echo "shell files clean"
 
@@ -204,10 +225,20 @@ deb:
 	@sh tools/deps.sh deb
 	@sh tools/deb.sh build-deb
 
-# Installs both packages on this machine (as root), checks them and
-# purges them again (t/deb/packages.bats).
+# Installs both packages on this machine (as root), checks them under a
+# private runsvdir and purges them again (t/deb/packages.bats), then boots
+# a Debian system with systemd as PID 1 and does the same inside it
+# (t/deb/systemd.bats). Both upgrade to a rebuild one version higher
+# (build-deb-upgrade/); the container's rootfs is built once, into
+# build-tools/ (a test skips, saying so, where it cannot be built).
 check-deb: deb
-	@VFS_DEB_DIR=$(CURDIR)/build-deb bats t/deb/packages.bats
+	@VFS_DEB_VERSION=$$(dpkg-parsechangelog -SVersion)+upgrade \
+	    VFS_DEB_LINTIAN=no sh tools/deb.sh build-deb-upgrade >/dev/null
+	@sh t/deb/systemd-rootfs.sh build-tools || \
+	    echo "check-deb: no systemd rootfs; t/deb/systemd.bats skips"
+	@VFS_DEB_DIR=$(CURDIR)/build-deb \
+	    VFS_DEB_UPGRADE_DIR=$(CURDIR)/build-deb-upgrade \
+	    bats t/deb/packages.bats t/deb/systemd.bats
 
 demo: deps all
 	@bash tools/demo.sh
@@ -282,7 +313,8 @@ distclean: clean
 	install-user clean distclean test-aids
 
 -include $(LIB_OBJS:.o=.d) $(COMMON_OBJS:.o=.d) $(PART_OBJS:.o=.d) \
-	$(PROG_SRCS:src/%.c=$(BUILD)/prog/%.d)
+	$(PROG_SRCS:src/%.c=$(BUILD)/prog/%.d) \
+	$(wildcard $(BUILD)/unit/*.d $(BUILD)/t/*.d $(BUILD)/bench/*.d)
 
 # --- Proof under fire: fuzzing, torture, valgrind (t/fuzz, t/torture) ----
 #   make fuzz FUZZ_SECONDS=N   build the libFuzzer targets with clang and run
@@ -319,10 +351,10 @@ TORTURE_SECONDS ?= 60
 # Name files, not globs: lint-tests fails on a word that matches nothing.
 VALGRIND_BATS ?= t/60-sentinel-poll-pipeline.bats t/85-fuzz-regress.bats
 
-$(BUILD)/fuzz/%: t/fuzz/%.c t/fuzz/fuzz.h $(FUZZ_MAIN) $(LIB)
+$(BUILD)/fuzz/%: t/fuzz/%.c t/fuzz/fuzz.h $(FUZZ_MAIN) $(PARTS) $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -It/fuzz $(ALL_LDFLAGS) \
-		$(FUZZ_LINK) -o $@ $< $(FUZZ_MAIN) $(LIB) $(DEPS_LIBS) $(LDLIBS)
+	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) -It/fuzz $(ALL_LDFLAGS) \
+		$(FUZZ_LINK) -o $@ $< $(FUZZ_MAIN) $(TEST_LIBS)
 
 test-aids: $(FUZZERS)
 

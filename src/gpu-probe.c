@@ -46,7 +46,7 @@
 #include "io.h"
 #include "jsonl.h"
 #include "log.h"
-#include "nvdev.h"
+#include "gpu-probe/nvdev.h"
 #include "runcmd.h"
 #include "sig.h"
 #include "wait.h"

@@ -37,7 +37,7 @@
 #include "conf.h"
 #include "io.h"
 #include "jsonl.h"
-#include "kmsg.h"
+#include "kmsg-watch/kmsg.h"
 #include "log.h"
 #include "pci.h"
 #include "sig.h"

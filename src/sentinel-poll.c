@@ -8,7 +8,7 @@
  * hvsock:, unix:) with {"method":"GetGPUInitStatus"}, at most
  * --concurrency checks in flight in one poll(2) loop, each bounded by
  * --timeout in total, and writes one check line per target (the engine
- * is src/lib/poller.c; this file is its options, logs and output):
+ * is src/sentinel-poll/poller.c; this file is its options, logs and output):
  *
  *	{"check":"failed","vf_address":...,"instance_id":...,
  *	 "assigned_at":...,"nvrm":"NVRM: ..."}
@@ -44,7 +44,7 @@
 #include "io.h"
 #include "jsonl.h"
 #include "log.h"
-#include "poller.h"
+#include "sentinel-poll/poller.h"
 #include "sig.h"
 
 #define PROG "sentinel-poll"

@@ -180,14 +180,14 @@ parse_args(int argc, char **argv, struct run *r)
 	check_args(r);
 }
 
-int
+static int
 fail_unavailable(const char *why)
 {
 	return log_fail(EX_UNAVAILABLE, "VF health state unavailable",
 	    "{s:s}", "error", why);
 }
 
-int
+static int
 fail_nomem(void)
 {
 	return log_fail(EX_OSERR, "out of memory", NULL);
@@ -216,7 +216,7 @@ open_store(struct run *r)
 }
 
 /* A failed store load: out of memory (71) or unavailable (69). */
-int
+static int
 fail_load(const struct store *s)
 {
 	if (s->nomem)
@@ -444,6 +444,17 @@ choose(struct run *r, const struct vf_info **vi)
 	return select_vf(r, vi);
 }
 
+/* Reports the failures claim.c leaves to this file; else returns code. */
+static int
+claim_code(struct run *r, int code)
+{
+	if (code == CLAIM_NOMEM)
+		return fail_nomem();
+	if (code == CLAIM_LOAD)
+		return fail_load(&r->store);
+	return code;
+}
+
 /* --claim: the instance's existing claim, or a new one. */
 static int
 claim_flow(struct run *r)
@@ -453,14 +464,14 @@ claim_flow(struct run *r)
 	int code;
 
 	if (held != NULL)
-		code = existing_claim(r, held);
+		code = claim_code(r, existing_claim(r, held));
 	else if ((code = choose(r, &vi)) == 0)
-		code = persist_claim(r, vi);
+		code = claim_code(r, persist_claim(r, vi));
 	if (code != 0)
 		return code;
 	held = claims_find_instance(&r->claims, r->instance);
 	if (r->configure && (code = configure_claim(r, held)) != 0)
-		return code;
+		return claim_code(r, code);
 	return emit_claim(r, held);
 }
 

@@ -26,12 +26,12 @@
 
 #include <jansson.h>
 
-#include "audit.h"
+#include "auditlog.h"
 #include "cli.h"
 #include "jsonl.h"
 #include "log.h"
-#include "recoverrun.h"
-#include "recovery.h"
+#include "vfrecover/recoverrun.h"
+#include "vfrecover/recovery.h"
 #include "store.h"
 #include "vfaddr.h"
 

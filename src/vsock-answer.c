@@ -40,7 +40,7 @@
 #include "guestproto.h"
 #include "io.h"
 #include "jsonl.h"
-#include "lineserv.h"
+#include "vsock-answer/lineserv.h"
 #include "log.h"
 #include "sig.h"
 #include "vsock-answer/vsock-answer.h"

@@ -2,14 +2,14 @@
  * healthfile.c - the health file, vf-health.json (SPEC.md 4.1): decoding
  * and upstream's validation (via jsondoc), the writer in upstream's
  * layout (via obuf), the threshold applied at load, and the queries. The
- * report rules that change a loaded file are in health.c.
+ * report rules that change a loaded file are in healthrules.c.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "healthseal.h"
+#include "healthcache.h"
 #include "jsondoc.h"
 #include "obuf.h"
 #include "store.h"

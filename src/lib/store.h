@@ -144,7 +144,7 @@ int health_parse(const char *text, size_t len, struct health *h,
  * is not valid UTF-8 (the loader would refuse the file: never written). */
 char *health_dump(const struct health *h, size_t *len);
 
-/* Appends r in that layout, its "{" at depth (for healthseal.c). */
+/* Appends r in that layout, its "{" at depth (for healthcache.c). */
 struct obuf;
 void health_dump_record(struct obuf *b, const struct vf_record *r, int depth);
 
@@ -152,7 +152,7 @@ void health_dump_record(struct obuf *b, const struct vf_record *r, int depth);
  * (now) what reached it, and sets h->requarantined then. */
 void health_apply_threshold(struct health *h, unsigned threshold);
 
-/* Persists h atomically, and seals it (healthseal.h). -1 with errno,
+/* Persists h atomically, and seals it (healthcache.h). -1 with errno,
  * s->why and res filled. */
 int health_save(struct store *s, const struct health *h,
     struct atomic_result *res);

@@ -50,7 +50,7 @@ persist_claim(struct run *r, const struct vf_info *vi)
 	cl.vsock = r->vsock;
 	cl.control_socket = r->control_socket;
 	if (claims_add(&r->claims, &cl) == -1)
-		return fail_nomem();
+		return CLAIM_NOMEM;
 	if ((code = save_claims(r, "cannot persist the claim")) != 0)
 		return code;
 	log_msg(LVL_INFO, "claimed VF", "{s:s, s:s, s:s, s:s}", "vf",
@@ -87,7 +87,7 @@ configure_health(struct run *r, const char *vf)
 	health_release(&r->health);
 	if (health_load(&r->store, &r->health, r->conf.threshold) == -1) {
 		if (r->store.nomem)
-			return fail_load(&r->store);
+			return CLAIM_LOAD;
 		return configure_fail(r, EX_UNAVAILABLE, "VF health state "
 		    "unavailable", vf, r->store.why);
 	}
@@ -160,7 +160,7 @@ update_endpoints(struct run *r, struct claim *cl)
 	vsock = update_str(&cl->vsock, r->vsock);
 	ctl = update_str(&cl->control_socket, r->control_socket);
 	if (vsock < 0 || ctl < 0)
-		return fail_nomem();
+		return CLAIM_NOMEM;
 	if (vsock + ctl == 0)
 		return 0;
 	if ((code = save_claims(r, "cannot persist the claim's endpoints")))

@@ -33,11 +33,13 @@ struct run {
 	struct placement pl;
 };
 
-/* The failures both parts report (vfpick.c): 71, 69, and a failed
- * store load (71 out of memory, else 69). Each returns its code. */
-int fail_nomem(void);
-int fail_unavailable(const char *why);
-int fail_load(const struct store *s);
+/*
+ * The claim.c functions return 0, an exit code they have logged, or one
+ * of these failures, which vfpick.c reports (out of memory: 71; a failed
+ * reload of the health store: 71 out of memory, else 69).
+ */
+#define CLAIM_NOMEM	(-1)
+#define CLAIM_LOAD	(-2)		/* why: in r->store */
 
 /* claim.c: a new claim of vi for r->instance, persisted; 0 or a code. */
 int persist_claim(struct run *r, const struct vf_info *vi);

@@ -1,12 +1,12 @@
 /*
- * apply.c - `vfstore apply`: the streaming engine (src/lib/apply.c)
+ * apply.c - `vfstore apply`: the streaming engine (applyengine.c)
  * reading sentinel-poll's check lines on stdin, with this program's
  * output and logs as its callbacks (SPEC.md 4.3).
  */
 #include <unistd.h>
 
-#include "apply.h"
-#include "audit.h"
+#include "applyengine.h"
+#include "auditlog.h"
 #include "cli.h"
 #include "log.h"
 

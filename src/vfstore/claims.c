@@ -1,12 +1,12 @@
 /*
  * claims.c - the claims ledger's commands: claims lists it, release
  * removes an instance's claim, deconfigure resets a VF no claim holds
- * (SPEC.md 4.2; the logic is src/lib/claimops.c).
+ * (SPEC.md 4.2; the logic is claimrelease.c).
  */
 #include <errno.h>
 #include <string.h>
 
-#include "claimops.h"
+#include "claimrelease.h"
 #include "log.h"
 #include "store.h"
 #include "sysfs.h"

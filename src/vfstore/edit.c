@@ -1,7 +1,7 @@
 /*
  * edit.c - the commands that change the health store by hand:
  * quarantine and clear (a VF, or every VF of a card; the logic is
- * src/lib/vfops.c) and edit, the visudo of the store (storeedit.c).
+ * quarantine.c) and edit, the visudo of the store (editengine.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,10 +12,10 @@
 
 #include "cli.h"
 #include "log.h"
-#include "storeaudit.h"
-#include "storeedit.h"
+#include "auditfields.h"
+#include "editengine.h"
 #include "sysfs.h"
-#include "vfops.h"
+#include "quarantine.h"
 
 #include "vfstore.h"
 
@@ -62,7 +62,7 @@ check_vf_present(struct ctx *c)
 	return EX_DATAERR;
 }
 
-/* Quarantines or clears the VFs under the exclusive lock (vfops.c),
+/* Quarantines or clears the VFs under the exclusive lock (quarantine.c),
  * prints one line per VF. */
 static int
 mutate_vfs(struct ctx *c, bool quarantine)

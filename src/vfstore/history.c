@@ -1,12 +1,12 @@
 /*
  * history.c - `vfstore history`: the audit log's lines, oldest first,
- * of a VF, a card or all (SPEC.md 4.1; the reader is src/lib/audit.c).
+ * of a VF, a card or all (SPEC.md 4.1; the reader is src/lib/auditlog.c).
  */
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
 
-#include "audit.h"
+#include "auditlog.h"
 #include "cli.h"
 #include "log.h"
 

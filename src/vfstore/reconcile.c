@@ -1,15 +1,15 @@
 /*
  * reconcile.c - `vfstore reconcile`: one pass or a pass every --interval
- * of the engine (src/lib/reconcile.c), which releases the claims of VMs
+ * of the engine (reconcileengine.c), which releases the claims of VMs
  * that are provably gone; here its lines, logs and textfile.
  */
 #include <errno.h>
 #include <string.h>
 
-#include "audit.h"
+#include "auditlog.h"
 #include "cli.h"
 #include "log.h"
-#include "reconcile.h"
+#include "reconcileengine.h"
 #include "wait.h"
 
 #include "vfstore.h"

@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "cli.h"
-#include "health.h"
+#include "healthrules.h"
 #include "log.h"
 #include "store.h"
-#include "storeaudit.h"
+#include "auditfields.h"
 
 #include "vfstore.h"
 

@@ -18,8 +18,8 @@
 
 #include "cli.h"
 #include "conf.h"
-#include "health.h"
-#include "healthseal.h"
+#include "healthrules.h"
+#include "healthcache.h"
 #include "store.h"
 
 struct args {
@@ -52,7 +52,7 @@ struct ctx {
 	bool audit_failed;		/* a one-shot command then exits 74 */
 };
 
-/* vfstore.c: output and store access. */
+/* common.c: output and store access. */
 int emit(json_t *obj);
 int emit_line(json_t *obj, bool buffered);
 int emit_flush(void);

@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "guestcheck.h"
-#include "hvsock.h"
+#include "sentinel-poll/guestcheck.h"
+#include "sentinel-poll/hvsock.h"
 
 #define T "guestcheck"
 #define REQUEST "{\"method\":\"GetGPUInitStatus\"}\n"

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "fuzz.h"
-#include "hvsock.h"
+#include "sentinel-poll/hvsock.h"
 
 #define T "hvsock"
 

@@ -16,7 +16,7 @@
 #include <errno.h>
 
 #include "fuzz.h"
-#include "kmsg.h"
+#include "kmsg-watch/kmsg.h"
 
 #define T "kmsg"
 

@@ -18,7 +18,7 @@
  */
 #include "fuzz.h"
 #include "guestproto.h"
-#include "logtail.h"
+#include "sentinel-poll/logtail.h"
 
 #define T "logtail"
 

@@ -8,7 +8,7 @@
  * targets_append_all() copies the list whole.
  */
 #include "fuzz.h"
-#include "targets.h"
+#include "sentinel-poll/targets.h"
 
 #define T "targets"
 

@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "checkpool.h"
+#include "sentinel-poll/checkpool.h"
 #include "endpoint.h"
 #include "io.h"
 #include "tap.h"

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "confirm.h"
-#include "pollstat.h"
+#include "sentinel-poll/confirm.h"
+#include "sentinel-poll/pollstat.h"
 #include "tap.h"
 
 static struct target

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "endpoint.h"
-#include "guestcheck.h"
+#include "sentinel-poll/guestcheck.h"
 #include "tap.h"
 
 #define REQ "{\"method\":\"GetGPUInitStatus\"}\n"

@@ -3,7 +3,7 @@
  */
 #include <string.h>
 
-#include "hvsock.h"
+#include "sentinel-poll/hvsock.h"
 #include "tap.h"
 
 static int

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kmsg.h"
+#include "kmsg-watch/kmsg.h"
 
 static int ntest;
 static int nfail;

@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "lineserv.h"
+#include "vsock-answer/lineserv.h"
 #include "tap.h"
 
 static struct lineserv_reply *reply_a, *reply_b;

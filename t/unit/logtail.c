@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "logtail.h"
+#include "sentinel-poll/logtail.h"
 #include "tap.h"
 
 #define FAILED_LINE "2026/08/20 15:00:31 [guest-agent] " \

@@ -14,7 +14,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "nvdev.h"
+#include "gpu-probe/nvdev.h"
 #include "tap.h"
 
 #define GPUS "proc/driver/nvidia/gpus"

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "health.h"
+#include "healthrules.h"
 #include "placement.h"
 #include "systemic.h"
 #include "tap.h"

@@ -1,6 +1,6 @@
 /*
- * recoverrun.c - unit tests (TAP) for vfrecover's step machine (src/lib/
- * recoverrun): over a fake card with two VFs, the engine's lines, events
+ * recoverrun.c - unit tests (TAP) for vfrecover's step machine (src/vfrecover/
+ * recoverrun.c): over a fake card with two VFs, the engine's lines, events
  * and audit calls through its callbacks: a failed audit write stops the
  * run at that step, told with the step, and restore still runs; a
  * sriov-manage that changes nothing fails disable, then restore; a dry
@@ -16,7 +16,7 @@
 
 #include <jansson.h>
 
-#include "recoverrun.h"
+#include "vfrecover/recoverrun.h"
 #include "tap.h"
 
 #define PF "0000:e3:00.0"

@@ -1,6 +1,6 @@
 /*
- * recovery.c - unit tests (TAP) for vfrecover's library (src/lib/
- * recovery): the journal (new, set, save, load, refusals), where a
+ * recovery.c - unit tests (TAP) for vfrecover's library (src/vfrecover/
+ * recovery.c): the journal (new, set, save, load, refusals), where a
  * resumed run continues, when restore is owed, and the card's SR-IOV
  * state read from a fake sysfs tree (virtfn* links, sriov_numvfs,
  * creatable_vgpu_types).
@@ -15,7 +15,7 @@
 
 #include <jansson.h>
 
-#include "recovery.h"
+#include "vfrecover/recovery.h"
 #include "tap.h"
 
 #define PF "0000:e3:00.0"

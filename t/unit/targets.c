@@ -11,7 +11,7 @@
 
 #include "jsonl.h"
 #include "store.h"
-#include "targets.h"
+#include "sentinel-poll/targets.h"
 #include "tap.h"
 
 static int

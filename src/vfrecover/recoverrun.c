@@ -1,0 +1,453 @@
+/*
+ * recoverrun.c - the step machine of vfrecover (recoverrun.h): the
+ * steps, the cycle and its resume, the dry run. A step's frame (its
+ * line, journal entry, audit line, commands) is recoverystep.c.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "healthrules.h"
+#include "io.h"
+#include "lock.h"
+#include "recoverystep.h"
+#include "sig.h"
+
+/* The paths of the card's journal and lock; VFSENTINEL_CARD. */
+static int
+paths(struct recovery_run *r)
+{
+	if (store_init(&r->s, r->conf->data_dir) < 0 ||
+	    io_pathf(r->rdir, sizeof(r->rdir), "%s/recovery", r->s.dir) < 0 ||
+	    io_pathf(r->jpath, sizeof(r->jpath), "%s/%s.json", r->rdir,
+	    r->card) < 0 ||
+	    io_pathf(r->lastpath, sizeof(r->lastpath), "%s/%s.last.json",
+	    r->rdir, r->card) < 0 ||
+	    io_pathf(r->lockpath, sizeof(r->lockpath), "%s/%s.lock", r->rdir,
+	    r->card) < 0 ||
+	    io_pathf(r->env_card, sizeof(r->env_card), "VFSENTINEL_CARD=%s",
+	    r->card) < 0)
+		return rstep_fail(r, EX_USAGE, RECOVERRUN_EV_PATH, NULL);
+	return 0;
+}
+
+/* --- the steps ----------------------------------------------------------- */
+
+/* The card and its VFs; the wedged ones; the systemic guard. */
+static int
+preflight_checks(struct recovery_run *r, struct systemic *sy)
+{
+	const char *root = r->conf->sysfs_root;
+	struct health h;
+	struct claims c;
+	size_t i;
+	int rc;
+
+	if (!recovery_card_present(root, r->card))
+		return rstep_status(r, "failed", json_pack("{s:s}", "error",
+		    "no such PCI device")), STEP_FAILED;
+	if (!r->resumed && (recovery_card_virtfns(root, r->card, &r->vfs) < 0
+	    || r->vfs.n == 0 || !recovery_card_enabled(root, r->card, 1, &i)))
+		return rstep_status(r, "failed", json_pack("{s:s}", "error",
+		    "no VF in the vendor-VFIO framework")), STEP_FAILED;
+	if ((rc = rstep_load(r, false, &h, &c)) != 0)
+		return rc;
+	store_unlock(&r->s);
+	for (i = 0; !r->resumed && i < r->vfs.n; i++)
+		if (health_vf_quarantined(&h, r->vfs.v[i]) &&
+		    vf_list_add(&r->wedged, r->vfs.v[i]) < 0)
+			rc = rstep_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM, NULL);
+	if (rc == 0 && recovery_systemic(r->conf, &h, &c, sy) < 0)
+		rc = rstep_fail(r, EX_OSERR, RECOVERRUN_EV_SYSTEMIC,
+		    strerror(errno));
+	health_release(&h);
+	claims_release(&c);
+	return rc;
+}
+
+/* The systemic guard's fields; true when it stops the run. */
+static bool
+systemic_stops(struct recovery_run *r, const struct systemic *sy, json_t *f)
+{
+	if (!sy->suspected || r->resumed)
+		return false;
+	json_object_set_new(f, "systemic_reason", json_string(sy->reason));
+	if (!r->cf->force) {
+		json_object_set_new(f, "error", json_string(
+		    "systemic failure suspected; --force to cycle"));
+		return true;
+	}
+	json_object_set_new(f, "forced", json_true());
+	return false;
+}
+
+static int
+step_preflight(struct recovery_run *r)
+{
+	struct systemic sy = { 0 };
+	json_t *f;
+	int rc;
+
+	if ((rc = preflight_checks(r, &sy)) != 0)
+		return rc == STEP_FAILED ? rstep_finish(r, STEP_PREFLIGHT,
+		    true) : rc;
+	f = json_pack("{s:o, s:o}", "vfs", recovery_list_json(&r->vfs),
+	    "wedged", recovery_list_json(&r->wedged));
+	if (r->resumed)
+		json_object_set_new(f, "resumed", json_true());
+	if (systemic_stops(r, &sy, f)) {
+		rstep_status(r, "failed", f);
+		return rstep_finish(r, STEP_PREFLIGHT, true);
+	}
+	rstep_status(r, "done", f);
+	if (!r->cf->dry_run && !r->resumed && (r->j = recovery_journal_new(
+	    r->card, &r->vfs, &r->wedged)) == NULL)
+		return rstep_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM, NULL);
+	return rstep_finish(r, STEP_PREFLIGHT, false);
+}
+
+/* drain and clear: edit the store under its exclusive lock, audited. */
+static int
+step_edit(struct recovery_run *r, enum recovery_step step)
+{
+	struct atomic_result res;
+	struct health h;
+	json_t *dropped = NULL, *extra;
+	bool changed = false;
+	int rc;
+
+	if ((rc = rstep_load(r, true, &h, NULL)) != 0)
+		return rc;
+	if ((step == STEP_DRAIN ? recovery_drain(&h, &r->vfs, &changed,
+	    &dropped) : recovery_clear(&h, &r->vfs, &changed, &dropped)) < 0)
+		rc = rstep_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM, NULL);
+	else if ((changed || h.requarantined) &&
+	    health_save(&r->s, &h, &res) < 0)
+		rc = rstep_fail(r, EX_IOERR, RECOVERRUN_EV_SAVE, r->s.why);
+	if (rc == 0) {
+		rstep_status(r, "done", json_pack("{s:o}", "vfs",
+		    recovery_list_json(&r->vfs)));
+		extra = json_pack("{s:O}", "dropped", dropped);
+		rc = rstep_audit(r, step, extra, true);
+		json_decref(extra);
+	}
+	store_unlock(&r->s);
+	health_release(&h);
+	json_decref(dropped);
+	return rc != 0 ? rc : rstep_finish(r, step, true);
+}
+
+/* The busy VFs of the card now (a new array), or NULL: not provable. */
+static int
+busy_now(struct recovery_run *r, json_t **busy)
+{
+	struct health h;
+	struct claims c;
+	int rc;
+
+	*busy = NULL;
+	if ((rc = rstep_load(r, false, &h, &c)) != 0)
+		return rc;
+	store_unlock(&r->s);
+	if (recovery_busy(r->conf->sysfs_root, r->cf->proc_root, &h, &c,
+	    &r->vfs, busy) < 0)
+		(void)rstep_fail(r, 0, RECOVERRUN_EV_IDLE, strerror(errno));
+	health_release(&h);
+	claims_release(&c);
+	return 0;
+}
+
+static int
+step_idle(struct recovery_run *r)
+{
+	long long end = io_now_ms() + (long long)r->cf->wait * 1000;
+	json_t *busy;
+	int rc;
+
+	for (;;) {
+		if ((rc = busy_now(r, &busy)) != 0)
+			return rc;
+		if (busy == NULL) {
+			rstep_status(r, "failed", json_pack("{s:s}", "error",
+			    "cannot scan for VFIO holders"));
+			break;
+		}
+		if (json_array_size(busy) == 0) {
+			json_decref(busy);
+			rstep_status(r, "done", NULL);
+			break;
+		}
+		if (sig_stop || io_now_ms() >= end) {
+			rstep_status(r, "failed", json_pack("{s:o}", "busy",
+			    busy));
+			break;
+		}
+		json_decref(busy);
+		(void)poll(NULL, 0, 1000);
+	}
+	return rstep_finish(r, STEP_IDLE, false);
+}
+
+static int
+step_quiesce(struct recovery_run *r)
+{
+	json_t *held;
+	int rc;
+
+	if ((rc = rstep_start(r, STEP_QUIESCE)) != 0)
+		return rc;
+	rstep_status(r, "done", NULL);
+	if (r->conf->quiesce_command[0] != '\0' && !rstep_command(r, "quiesce",
+	    r->conf->quiesce_command, NULL, NULL))
+		r->status_word = "failed";
+	else if ((rc = recovery_wait_unheld(r->cf->proc_root,
+	    r->conf->settle_timeout, &held)) != 0) {
+		r->status_word = "failed";
+		json_object_set_new(r->fields, rc > 0 ? "holders" : "error",
+		    rc > 0 ? held : json_string("cannot scan for /dev/nvidia "
+		    "holders"));
+	}
+	return rstep_finish(r, STEP_QUIESCE, false);
+}
+
+/* After sriov-manage: true when sysfs agrees (*have: VFs ready). */
+static bool
+sriov_settled(struct recovery_run *r, bool dis, size_t *have)
+{
+	const char *root = r->conf->sysfs_root;
+
+	if (dis)
+		return recovery_wait_disabled(root, r->card,
+		    r->conf->settle_timeout);
+	return recovery_wait_enabled(root, r->card, r->vfs.n,
+	    r->conf->settle_timeout, have);
+}
+
+/* disable and enable: sriov-manage, then sysfs must agree. */
+static int
+step_sriov(struct recovery_run *r, enum recovery_step step)
+{
+	bool dis = step == STEP_DISABLE;
+	size_t have = 0;
+	int rc;
+
+	if ((rc = rstep_start(r, step)) != 0)
+		return rc;
+	rstep_status(r, "done", NULL);
+	if (!rstep_sriov(r, recovery_step_name(step), dis ? "-d" : "-e"))
+		r->status_word = "failed";
+	else if (!sriov_settled(r, dis, &have)) {
+		r->status_word = "failed";
+		json_object_set_new(r->fields, "error", json_string(dis ?
+		    "VFs still present after sriov-manage -d" :
+		    "VFs missing after sriov-manage -e"));
+		if (!dis)
+			json_object_set_new(r->fields, "ready",
+			    json_integer((json_int_t)have));
+	}
+	if (!dis)
+		json_object_set_new(r->fields, "expected",
+		    json_integer((json_int_t)r->vfs.n));
+	return rstep_finish(r, step, false);
+}
+
+static int
+step_restore(struct recovery_run *r)
+{
+	rstep_status(r, "done", NULL);
+	if (r->conf->restore_command[0] == '\0')
+		r->status_word = "skipped";
+	else if (!rstep_command(r, "restore", r->conf->restore_command, NULL,
+	    NULL))
+		r->status_word = "failed";
+	return rstep_finish(r, STEP_RESTORE, false);
+}
+
+static int
+step_verify(struct recovery_run *r)
+{
+	size_t i;
+
+	rstep_status(r, "done", json_pack("{s:o}", "vfs",
+	    recovery_list_json(&r->wedged)));
+	if (r->conf->verify_command[0] == '\0' || r->wedged.n == 0) {
+		r->status_word = "skipped";
+		(void)rstep_fail(r, 0, RECOVERRUN_EV_NO_VERIFY, NULL);
+	}
+	for (i = 0; strcmp(r->status_word, "done") == 0 && i < r->wedged.n;
+	    i++)
+		if (!rstep_command(r, "verify", r->conf->verify_command, NULL,
+		    r->wedged.v[i])) {
+			r->status_word = "failed";
+			json_object_set_new(r->fields, "vf",
+			    json_string(r->wedged.v[i]));
+		}
+	return rstep_finish(r, STEP_VERIFY, false);
+}
+
+static int
+run_step(struct recovery_run *r, enum recovery_step step)
+{
+	switch (step) {
+	case STEP_PREFLIGHT: return step_preflight(r);
+	case STEP_DRAIN: return step_edit(r, STEP_DRAIN);
+	case STEP_IDLE: return step_idle(r);
+	case STEP_QUIESCE: return step_quiesce(r);
+	case STEP_DISABLE: return step_sriov(r, STEP_DISABLE);
+	case STEP_ENABLE: return step_sriov(r, STEP_ENABLE);
+	case STEP_RESTORE: return step_restore(r);
+	case STEP_VERIFY: return step_verify(r);
+	case STEP_CLEAR: return step_edit(r, STEP_CLEAR);
+	default: return EX_SOFTWARE;
+	}
+}
+
+/* --- the run ------------------------------------------------------------- */
+
+/* The final line and the exit code of a run that got this far. */
+static int
+conclude(struct recovery_run *r, int rc, enum recovery_step last)
+{
+	if (rc == 0 && !sig_stop) {
+		if (rename(r->jpath, r->lastpath) < 0 ||
+		    atomic_sync_dir(r->rdir) < 0)
+			return rstep_tell(r, EX_IOERR,
+			    (struct recoverrun_event){
+			    .kind = RECOVERRUN_EV_MOVE, .path = r->jpath,
+			    .error = strerror(errno) });
+		rstep_emit(r, json_pack("{s:s, s:s}", "card", r->card, "result",
+		    "recovered"));
+		return 0;
+	}
+	if (sig_stop && (rc == 0 || rc == STEP_FAILED))
+		return rstep_tell(r, EX_TEMPFAIL, (struct recoverrun_event){
+		    .kind = RECOVERRUN_EV_STOPPED,
+		    .step = recovery_step_name(last) });
+	if (rc == STEP_FAILED)
+		rstep_emit(r, last == STEP_IDLE ? json_pack("{s:s, s:s}",
+		    "card", r->card, "result", "busy") : json_pack(
+		    "{s:s, s:s, s:s}", "card", r->card, "result", "failed",
+		    "step", recovery_step_name(last)));
+	return rc;
+}
+
+/* The steps after preflight; restore whenever quiesce was started. */
+static int
+cycle(struct recovery_run *r)
+{
+	enum recovery_step s, start = STEP_DRAIN, last = STEP_PREFLIGHT;
+	bool restored = false;
+	int rc = 0, rc2;
+
+	if (r->resumed && recovery_needs_restore(r->j)) {
+		last = STEP_RESTORE;
+		if ((rc = step_restore(r)) != 0)
+			return conclude(r, rc, last);
+	}
+	if (r->resumed)
+		start = recovery_resume_point(r->j);
+	for (s = STEP_DRAIN; s <= STEP_CLEAR && rc == 0 && !sig_stop; s++) {
+		if (s >= STEP_QUIESCE && s < start)
+			continue;
+		last = s;
+		restored = restored || s == STEP_RESTORE;
+		rc = run_step(r, s);
+	}
+	if (!restored && recovery_needs_restore(r->j)) {
+		rc2 = step_restore(r);
+		if (rc == 0 || (rc == STEP_FAILED && rc2 > STEP_FAILED))
+			rc = rc2;
+	}
+	return conclude(r, rc, last);
+}
+
+/* The journal directory and the card's lock. */
+static int
+lock_card(struct recovery_run *r)
+{
+	if (access(r->s.dir, F_OK) < 0)
+		return rstep_fail(r, EX_UNAVAILABLE, RECOVERRUN_EV_UNAVAILABLE,
+		    "the state directory is missing; create it with "
+		    "vfstore init");
+	if (io_mkdir_p(r->rdir) < 0 || recovery_own(r->s.dir, r->rdir) < 0)
+		return rstep_tell(r, EX_IOERR, (struct recoverrun_event){
+		    .kind = RECOVERRUN_EV_DIR, .path = r->rdir,
+		    .error = strerror(errno) });
+	if ((r->lock_fd = lock_acquire(r->lockpath, true, 0)) < 0)
+		return errno == EWOULDBLOCK ? rstep_fail(r, EX_TEMPFAIL,
+		    RECOVERRUN_EV_CARD_BUSY, strerror(errno)) : rstep_fail(r,
+		    EX_IOERR, RECOVERRUN_EV_CARD_LOCK, strerror(errno));
+	(void)recovery_own(r->s.dir, r->lockpath);
+	return 0;
+}
+
+/* Takes the card's lock, loads a journal, runs. */
+static int
+recover(struct recovery_run *r)
+{
+	char why[PATH_MAX + 128];
+	int rc;
+
+	if ((rc = lock_card(r)) != 0)
+		return rc;
+	rc = recovery_journal_load(r->jpath, r->card, &r->j, why, sizeof(why));
+	if (rc < 0)
+		return rstep_fail(r, errno == EINVAL ? EX_DATAERR : EX_IOERR,
+		    RECOVERRUN_EV_LOAD, errno == EINVAL ? why :
+		    strerror(errno));
+	if (rc == 1 && (r->resumed = true) &&
+	    (recovery_journal_list(r->j, "vfs", &r->vfs) < 0 ||
+	    recovery_journal_list(r->j, "wedged", &r->wedged) < 0))
+		return rstep_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM, NULL);
+	if ((rc = step_preflight(r)) != 0)
+		return conclude(r, rc, STEP_PREFLIGHT);
+	return cycle(r);
+}
+
+/* The plan, what is busy now; nothing changes. */
+static int
+dry_run(struct recovery_run *r)
+{
+	enum recovery_step step;
+	json_t *busy = NULL;
+	int rc;
+
+	if ((rc = step_preflight(r)) != 0)
+		return conclude(r, rc, STEP_PREFLIGHT);
+	if ((rc = busy_now(r, &busy)) != 0)
+		return rc;
+	for (step = STEP_DRAIN; step <= STEP_CLEAR; step++) {
+		rstep_status(r, "planned", recovery_plan_fields(step, r->conf,
+		    r->card, &r->vfs, &r->wedged, busy));
+		(void)rstep_finish(r, step, true);
+	}
+	rc = busy == NULL || json_array_size(busy) > 0 ? STEP_FAILED : 0;
+	rstep_emit(r, json_pack("{s:s, s:s}", "card", r->card, "result",
+	    rc == 0 ? "dry_run" : "busy"));
+	json_decref(busy);
+	return rc;
+}
+
+int
+recoverrun_run(const struct recoverrun_conf *conf)
+{
+	struct recovery_run r = { .cf = conf, .conf = conf->conf,
+	    .card = conf->card, .lock_fd = -1 };
+	int rc;
+
+	if ((rc = paths(&r)) == 0)
+		rc = conf->dry_run ? dry_run(&r) : recover(&r);
+	json_decref(r.j);
+	json_decref(r.fields);
+	free(r.vfs.v);
+	free(r.wedged.v);
+	lock_release(r.lock_fd);
+	return rc;
+}

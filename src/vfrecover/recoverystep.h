@@ -1,0 +1,95 @@
+/*
+ * recoverystep.h - the frame of one vfrecover step, for recoverrun.c
+ * (the engine; recoverrun.h is its interface): the run's state, the
+ * step's line, journal entry and audit line, the configured commands it
+ * runs and the store it loads (rstep_*: a recovery step). Events go to
+ * the run's event function; nothing here prints or exits.
+ */
+#ifndef VFS_RECOVERYSTEP_H
+#define VFS_RECOVERYSTEP_H
+
+#include <limits.h>
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "healthrules.h"
+#include "recoverrun.h"
+#include "recovery.h"
+#include "store.h"
+#include "sysfs.h"
+#include "vfaddr.h"
+
+#define STEP_FAILED RECOVERRUN_NO
+
+/* A run of one card. */
+struct recovery_run {
+	const struct recoverrun_conf *cf;
+	const struct conf *conf;
+	const char *card;
+	bool resumed;
+	struct store s;
+	char rdir[PATH_MAX], jpath[PATH_MAX], lastpath[PATH_MAX];
+	char lockpath[PATH_MAX];
+	int lock_fd;
+	json_t *j;			/* the journal */
+	struct vf_list vfs, wedged;
+	const char *status_word;	/* the running step's status */
+	json_t *fields;			/* the running step's fields */
+	char env_card[VF_ADDR_LEN + 32];
+};
+
+/* Tells ev to the event function; returns code. */
+int rstep_tell(struct recovery_run *r, int code,
+    struct recoverrun_event ev);
+
+/* Tells an event of kind with only an error (or NULL); returns code. */
+int rstep_fail(struct recovery_run *r, int code,
+    enum recoverrun_event_kind kind, const char *error);
+
+/* Hands obj (a new reference, or NULL) to the emit function. */
+void rstep_emit(struct recovery_run *r, json_t *obj);
+
+/*
+ * Appends step's audit line (its outcome the running step's status,
+ * fields the extra members) under the store's exclusive lock, taken here
+ * unless locked. 0 or the exit code (told).
+ */
+int rstep_audit(struct recovery_run *r, enum recovery_step step,
+    const json_t *fields, bool locked);
+
+/* The running step's status and fields (a new reference; NULL: {}). */
+void rstep_status(struct recovery_run *r, const char *word,
+    json_t *fields);
+
+/*
+ * Emits the step's line, writes it to the journal (not in a dry run)
+ * and audits it (unless audited). 0, STEP_FAILED for a failed step, or
+ * the exit code (told).
+ */
+int rstep_finish(struct recovery_run *r, enum recovery_step step,
+    bool audited);
+
+/* Writes step as started to the journal. 0 or the exit code (told). */
+int rstep_start(struct recovery_run *r, enum recovery_step step);
+
+/*
+ * Runs script (/bin/sh -c, args its $0...) for step, with VFSENTINEL_VF
+ * when vf is not NULL; true when it exited 0. Its result is told, a
+ * failure goes into the step's "error".
+ */
+bool rstep_command(struct recovery_run *r, const char *step,
+    const char *script, char *const args[], const char *vf);
+
+/* sriov-manage OPT PF (rstep_command()). */
+bool rstep_sriov(struct recovery_run *r, const char *step,
+    const char *opt);
+
+/*
+ * Locks the store (exclusive or shared) and loads h, and the ledger
+ * into c unless NULL. 0 with the store locked, or the exit code (told).
+ */
+int rstep_load(struct recovery_run *r, bool exclusive,
+    struct health *h, struct claims *c);
+
+#endif

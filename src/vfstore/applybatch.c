@@ -1,0 +1,274 @@
+/*
+ * applybatch.c - the health state of the apply engine (applybatch.h):
+ * the file-identity cache of the health file and the locked batch.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "applybatch.h"
+#include "healthrules.h"
+#include "jsonl.h"
+#include "store.h"
+#include "auditfields.h"
+#include "timefmt.h"
+
+#define YOUNG_MS 100		/* a file changed this recently is re-read */
+
+void
+astate_tell(struct apply *ap, const struct apply_event *ev)
+{
+	if (ap->conf->event != NULL)
+		ap->conf->event(ap->conf->arg, ev);
+}
+
+static int
+file_key(const char *path, struct filekey *k)
+{
+	struct stat st;
+
+	memset(k, 0, sizeof(*k));
+	if (stat(path, &st) < 0) {
+		k->missing = errno == ENOENT;
+		return k->missing ? 0 : -1;
+	}
+	k->dev = st.st_dev;
+	k->ino = st.st_ino;
+	k->size = st.st_size;
+	k->mtime = st.st_mtim;
+	k->ctime = st.st_ctim;
+	return 0;
+}
+
+static bool
+key_same(const struct filekey *a, const struct filekey *b)
+{
+	if (a->missing || b->missing)
+		return a->missing == b->missing;
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	    a->mtime.tv_sec == b->mtime.tv_sec &&
+	    a->mtime.tv_nsec == b->mtime.tv_nsec &&
+	    a->ctime.tv_sec == b->ctime.tv_sec &&
+	    a->ctime.tv_nsec == b->ctime.tv_nsec;
+}
+
+/*
+ * Inode numbers are reused and timestamps are coarse (one kernel tick),
+ * so a key only proves the content unchanged once the file is older than
+ * a tick or two: a younger one is simply loaded again.
+ */
+static bool
+key_trusted(const struct filekey *k)
+{
+	struct timespec now;
+	long long age_ms;
+
+	if (k->missing)
+		return true;
+	timefmt_now(&now);
+	age_ms = (long long)(now.tv_sec - k->ctime.tv_sec) * 1000 +
+	    (now.tv_nsec - k->ctime.tv_nsec) / 1000000;
+	return age_ms > YOUNG_MS || age_ms < -YOUNG_MS;
+}
+
+static void
+set_unavailable(struct apply *ap, const char *why)
+{
+	struct apply_event ev = { .kind = APPLY_EV_UNAVAILABLE, .error = why,
+	    .s = ap->conf->s };
+
+	ev.repeat = ap->unavailable && strcmp(ap->reason, why) == 0;
+	astate_tell(ap, &ev);
+	ap->unavailable = true;
+	snprintf(ap->reason, sizeof(ap->reason), "%s", why);
+	ap->metrics_dirty = true;
+}
+
+static void
+set_available(struct apply *ap)
+{
+	if (ap->unavailable) {
+		astate_tell(ap, &(struct apply_event){
+		    .kind = APPLY_EV_AVAILABLE });
+		ap->metrics_dirty = true;
+	}
+	ap->unavailable = false;
+}
+
+/*
+ * Reloads the cache when the file changed. No lock: the file is only
+ * ever replaced by rename, so a read sees one whole version; a version
+ * replaced while it was read shows as a key change and is not kept.
+ */
+void
+astate_refresh(struct apply *ap)
+{
+	struct store *s = ap->conf->s;
+	struct filekey before;
+
+	if (file_key(s->health_path, &before) == 0 && ap->cached &&
+	    key_same(&before, &ap->key) && key_trusted(&before))
+		return;
+	health_release(&ap->cache);
+	ap->cached = false;
+	if (health_load(s, &ap->cache, ap->conf->threshold) < 0) {
+		set_unavailable(ap, s->why);
+		return;
+	}
+	set_available(ap);
+	ap->cached = file_key(s->health_path, &ap->key) == 0 &&
+	    key_same(&before, &ap->key);
+}
+
+static bool
+is_report(const struct item *it)
+{
+	return it->report && it->error == NULL;
+}
+
+/* Answers what the cache can; true if some report needs the lock. */
+bool
+astate_from_cache(struct apply *ap)
+{
+	bool need = false;
+	size_t i;
+
+	for (i = 0; i < ap->n; i++) {
+		struct item *it = &ap->items[i];
+
+		if (!is_report(it)) {
+			it->done = true;
+			continue;
+		}
+		if (ap->unavailable)
+			continue;
+		if (!ap->cached) {
+			need = true;
+			continue;
+		}
+		it->done = it->check == APPLY_FAILED ?
+		    health_failure_noop(&ap->cache, &it->rep) :
+		    health_success_noop(&ap->cache, &it->rep);
+		need |= !it->done;
+	}
+	return need;
+}
+
+/* Marks every report still unanswered as failed with reason. */
+void
+astate_fail_pending(struct apply *ap, const char *prefix,
+    const char *reason)
+{
+	size_t i;
+
+	for (i = 0; i < ap->n; i++) {
+		struct item *it = &ap->items[i];
+
+		if (!is_report(it) || it->done)
+			continue;
+		snprintf(it->errbuf, sizeof(it->errbuf), "%s%s", prefix,
+		    reason);
+		it->error = it->errbuf;
+	}
+}
+
+/* Applies the batch's reports to h in input order. */
+static bool
+apply_reports(struct apply *ap, struct health *h)
+{
+	bool changed = h->requarantined;
+	size_t i;
+
+	for (i = 0; i < ap->n; i++) {
+		struct item *it = &ap->items[i];
+
+		if (!is_report(it))
+			continue;
+		it->done = false;
+		if (it->check == APPLY_FAILED &&
+		    health_report_failure(h, &it->rep) < 0)
+			it->error = "out of memory";
+		else if (it->check == APPLY_OK)
+			health_report_success(h, &it->rep);
+		changed |= it->rep.changed;
+	}
+	return changed;
+}
+
+/* Audits the batch's quarantines, durable in h (SPEC.md 4.1). */
+static void
+audit_quarantines(struct apply *ap, const struct health *h)
+{
+	const char *nvrm, *why;
+	size_t i;
+
+	for (i = 0; i < ap->n; i++) {
+		struct item *it = &ap->items[i];
+
+		if (!is_report(it) || it->error != NULL ||
+		    it->check != APPLY_FAILED ||
+		    it->rep.outcome != HEALTH_QUARANTINED)
+			continue;
+		nvrm = jsonl_str(it->in, "nvrm");
+		if (storeaudit_quarantined(ap->conf->s->dir, "apply", h,
+		    &it->rep, ap->conf->threshold, nvrm) == 0)
+			continue;
+		why = strerror(errno);
+		snprintf(it->errbuf, sizeof(it->errbuf),
+		    "cannot write the audit log: %s", why);
+		it->audit_error = it->errbuf;
+		astate_tell(ap, &(struct apply_event){ .kind = APPLY_EV_AUDIT,
+		    .rep = &it->rep, .error = why });
+	}
+}
+
+/* Makes the state just saved (under the lock) the cache; h is emptied. */
+static void
+keep_cache(struct apply *ap, struct health *h)
+{
+	health_release(&ap->cache);
+	ap->cached = file_key(ap->conf->s->health_path, &ap->key) == 0;
+	ap->cache = *h;
+	memset(h, 0, sizeof(*h));
+}
+
+/*
+ * The batch holds reports that change state: one exclusive lock, one
+ * fresh load, every report of the batch in order, one save. A report is
+ * answered only after the save returned, so its line means "durable".
+ */
+void
+astate_locked(struct apply *ap)
+{
+	struct store *s = ap->conf->s;
+	struct atomic_result res;
+	struct health h;
+
+	ap->cached = false;
+	if (store_lock(s, true, ap->conf->lock_timeout) < 0) {
+		if (s->unavailable)
+			set_unavailable(ap, s->why);
+		astate_fail_pending(ap, s->unavailable ?
+		    "VF health state unavailable: " : "", s->why);
+		return;
+	}
+	if (health_load(s, &h, ap->conf->threshold) < 0) {
+		set_unavailable(ap, s->why);
+		astate_fail_pending(ap, "VF health state unavailable: ",
+		    s->why);
+	} else if (apply_reports(ap, &h) && health_save(s, &h, &res) < 0) {
+		astate_tell(ap, &(struct apply_event){ .kind = APPLY_EV_PERSIST,
+		    .step = res.step ? res.step : "", .error = s->why });
+		ap->persist_failed = ap->metrics_dirty = true;
+		astate_fail_pending(ap, "persist VF health state: ", s->why);
+	} else {
+		ap->persist_failed = false;
+		audit_quarantines(ap, &h);
+		set_available(ap);
+		keep_cache(ap, &h);
+	}
+	store_unlock(s);
+	health_release(&h);
+}

@@ -1,0 +1,151 @@
+/*
+ * auditfields.c - the fields of vfstore's audit lines (auditfields.h).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "auditlog.h"
+#include "auditfields.h"
+#include "utf8.h"
+
+/* Appends the failures of vf's record (if any) to arr; 0 or -1. */
+static int
+add_failures(json_t *arr, const struct health *h, const char *vf)
+{
+	const struct vf_record *r = health_find(h, vf);
+	json_t *rec, *fails, *f;
+	size_t i;
+	int rc = 0;
+
+	if (r == NULL || r->nfailures == 0)
+		return 0;
+	if ((rec = health_record_json(r)) == NULL)
+		return -1;
+	fails = json_object_get(rec, "failures");
+	json_array_foreach(fails, i, f)
+		if (json_object_set_new(f, "vf_address", json_string(vf)) < 0 ||
+		    json_array_append(arr, f) < 0)
+			rc = -1;
+	json_decref(rec);
+	return rc;
+}
+
+json_t *
+storeaudit_failures(const struct health *h, const struct vf_list *l)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; arr != NULL && i < l->n; i++)
+		if (add_failures(arr, h, l->v[i]) < 0) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	if (arr == NULL)
+		errno = ENOMEM;
+	return arr;
+}
+
+/* audit_append() with extra (a new reference, dropped; NULL: ENOMEM). */
+static int
+append(const char *gpu_dir, struct audit_event *ev, json_t *extra)
+{
+	int rc, saved;
+
+	if (extra == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	ev->extra = extra;
+	rc = audit_append(gpu_dir, ev);
+	saved = errno;
+	json_decref(extra);
+	errno = saved;
+	return rc;
+}
+
+int
+storeaudit_vfs(const char *gpu_dir, const char *command,
+    const char *card, const struct vf_list *l, const char *reason,
+    const json_t *failures)
+{
+	struct audit_event ev = { .command = command, .card = card,
+	    .vf = card == NULL && l->n == 1 ? l->v[0] : NULL,
+	    .vfs = (const char (*)[VF_ADDR_LEN + 1])l->v, .nvfs = l->n,
+	    .reason = reason };
+	json_t *extra = json_object();
+
+	if (extra != NULL && failures != NULL && json_object_set(extra,
+	    "failures", (json_t *)failures) < 0) {
+		json_decref(extra);
+		extra = NULL;
+	}
+	return append(gpu_dir, &ev, extra);
+}
+
+int
+storeaudit_quarantined(const char *gpu_dir, const char *command,
+    const struct health *h, const struct health_report *rep,
+    unsigned threshold, const char *nvrm)
+{
+	struct audit_event ev = { .command = command, .vf = rep->vf };
+	char vf[1][VF_ADDR_LEN + 1];
+	struct vf_list l = { .v = vf, .n = 1 };
+	json_t *extra, *fails;
+
+	if (!utf8_valid_str(rep->instance) ||
+	    !utf8_valid_str(rep->assigned_at) ||
+	    (nvrm != NULL && !utf8_valid_str(nvrm))) {
+		errno = EILSEQ;
+		return -1;
+	}
+	if (strlen(rep->vf) > VF_ADDR_LEN) {
+		errno = EINVAL;
+		return -1;
+	}
+	memcpy(vf[0], rep->vf, strlen(rep->vf) + 1);
+	if ((fails = storeaudit_failures(h, &l)) == NULL)
+		return -1;
+	extra = json_pack("{s:s, s:s, s:I, s:o}", "instance_id",
+	    rep->instance, "assigned_at", rep->assigned_at, "threshold",
+	    (json_int_t)threshold, "failures", fails);
+	if (extra != NULL && nvrm != NULL && *nvrm != '\0' &&
+	    json_object_set_new(extra, "nvrm", json_string(nvrm)) < 0) {
+		json_decref(extra);
+		extra = NULL;
+	}
+	return append(gpu_dir, &ev, extra);
+}
+
+int
+storeaudit_release(const char *gpu_dir, const char *command,
+    const char *vf, const char *instance, const char *liveness,
+    const char *reason, bool deconfigured)
+{
+	struct audit_event ev = { .command = command, .vf = vf,
+	    .reason = reason };
+
+	if (!utf8_valid_str(instance)) {
+		errno = EILSEQ;
+		return -1;
+	}
+	return append(gpu_dir, &ev, json_pack("{s:s, s:s*, s:b}",
+	    "instance_id", instance, "liveness", liveness, "deconfigured",
+	    deconfigured));
+}
+
+int
+storeaudit_deconfigure(const char *gpu_dir, const char *vf)
+{
+	struct audit_event ev = { .command = "deconfigure", .vf = vf };
+
+	return audit_append(gpu_dir, &ev);
+}
+
+int
+storeaudit_edit(const char *gpu_dir, const char *file)
+{
+	struct audit_event ev = { .command = "edit" };
+
+	return append(gpu_dir, &ev, json_pack("{s:s}", "file", file));
+}

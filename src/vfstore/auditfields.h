@@ -1,0 +1,68 @@
+/*
+ * auditfields.h - the audit lines of vfstore's state changes (SPEC.md
+ * 4.1): which fields the line of each command carries, written with
+ * audit_append(). The caller holds the store's exclusive lock and calls
+ * after the change is durable; a failure leaves the change standing.
+ * Nothing here prints or exits. Each writer returns 0, or -1 with errno
+ * (audit_append()'s).
+ *
+ *	command		fields besides ts, prog, uid, user, outcome
+ *	quarantine	card (--card), vf (--vf), vfs, reason, failures
+ *	clear		card (--card), vf (--vf), vfs, failures
+ *	report-failure,	vf, instance_id, assigned_at, threshold, failures,
+ *	apply		nvrm (apply, when the check line had one)
+ *	release		vf, instance_id, deconfigured
+ *	reconcile	vf, instance_id, liveness, reason, deconfigured
+ *	deconfigure	vf
+ *	edit		file
+ *
+ * "failures" is one array of the failures the VFs' records held (before
+ * a quarantine or clear dropped them; after a report tallied the last),
+ * each with its vf_address, instance_id, assigned_at and reported_at.
+ */
+#ifndef VFS_AUDITFIELDS_H
+#define VFS_AUDITFIELDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "healthrules.h"
+#include "store.h"
+#include "sysfs.h"
+
+/*
+ * The failures of the records of the VFs of l in h, in l's order, each
+ * with its vf_address: a new array, or NULL/ENOMEM.
+ */
+json_t *storeaudit_failures(const struct health *h, const struct vf_list *l);
+
+/*
+ * An operator quarantine or clear ("quarantine", "clear") of the VFs of
+ * l, all of card (NULL: one VF by --vf). failures (borrowed, NULL for
+ * none) is what the records held before, from storeaudit_failures().
+ */
+int storeaudit_vfs(const char *gpu_dir, const char *command,
+    const char *card, const struct vf_list *l, const char *reason,
+    const json_t *failures);
+
+/* The quarantine rep made ("report-failure", "apply"); nvrm NULL or "":
+ * none. */
+int storeaudit_quarantined(const char *gpu_dir, const char *command,
+    const struct health *h, const struct health_report *rep,
+    unsigned threshold, const char *nvrm);
+
+/* A released claim: "release" (liveness and reason NULL) or
+ * "reconcile". */
+int storeaudit_release(const char *gpu_dir, const char *command,
+    const char *vf, const char *instance, const char *liveness,
+    const char *reason, bool deconfigured);
+
+/* deconfigure --vf. */
+int storeaudit_deconfigure(const char *gpu_dir, const char *vf);
+
+/* An edit that replaced file (vf-health.json or vf-claims.json). */
+int storeaudit_edit(const char *gpu_dir, const char *file);
+
+#endif

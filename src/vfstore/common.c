@@ -1,0 +1,153 @@
+/*
+ * common.c - the output and store-access helpers every vfstore command
+ * shares (vfstore.h), each returning an exit code (SPEC.md 2.2).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "auditlog.h"
+#include "cli.h"
+#include "jsonl.h"
+#include "log.h"
+#include "store.h"
+
+#include "vfstore.h"
+
+/* --- output ------------------------------------------------------------ */
+
+static int
+write_failed(void)
+{
+	log_msg(LVL_ERROR, "write stdout failed", "{s:s}", "error",
+	    strerror(errno));
+	return EX_IOERR;
+}
+
+/* Writes obj as one line, flushed unless buffered (emit_flush() then
+ * follows), and drops the reference; 0 or EX_IOERR. */
+int
+emit_line(json_t *obj, bool buffered)
+{
+	int rc = 0;
+
+	if (obj == NULL) {
+		log_msg(LVL_ERROR, "out of memory", NULL);
+		return EX_OSERR;
+	}
+	if ((buffered ? jsonl_put(stdout, obj) : jsonl_write(stdout, obj)) < 0)
+		rc = write_failed();
+	json_decref(obj);
+	return rc;
+}
+
+int
+emit(json_t *obj)
+{
+	return emit_line(obj, false);
+}
+
+int
+emit_flush(void)
+{
+	return fflush(stdout) == EOF ? write_failed() : 0;
+}
+
+/* --- store access with exit codes ------------------------------------- */
+
+int
+lock_store(struct ctx *c, bool exclusive)
+{
+	if (store_lock(&c->s, exclusive, c->cli.lock_timeout) == 0)
+		return 0;
+	if (c->s.unavailable) {
+		log_msg(LVL_ERROR, "VF health state unavailable", "{s:s}",
+		    "error", c->s.why);
+		return EX_UNAVAILABLE;
+	}
+	log_msg(LVL_ERROR, errno == EWOULDBLOCK ? "lock wait timed out" :
+	    "cannot take the store lock", "{s:s}", "error", c->s.why);
+	return errno == EWOULDBLOCK ? EX_TEMPFAIL : EX_IOERR;
+}
+
+/*
+ * Loads the health store, or through v (not NULL) what a report on c's
+ * --vf needs (healthcache.h). 0, or the logged exit status.
+ */
+int
+load_health(struct ctx *c, struct health *h, struct health_view *v)
+{
+	if (v == NULL ? health_load(&c->s, h, c->conf.threshold) == 0 :
+	    health_load_vf(&c->s, h, c->conf.threshold, c->a.vf, v) == 0)
+		return 0;
+	if (v != NULL)
+		health_view_release(v);
+	cli_die_nomem(&c->s);
+	log_msg(LVL_ERROR, "VF health state unavailable", "{s:s}", "error",
+	    c->s.why);
+	return EX_UNAVAILABLE;
+}
+
+/* Locks and loads the health store (as load_health()); the lock stays
+ * held on success. */
+int
+open_health(struct ctx *c, bool exclusive, struct health *h,
+    struct health_view *v)
+{
+	int rc;
+
+	memset(h, 0, sizeof(*h));
+	if ((rc = lock_store(c, exclusive)) != 0)
+		return rc;
+	if ((rc = load_health(c, h, v)) == 0)
+		return 0;
+	store_unlock(&c->s);
+	return rc;
+}
+
+int
+open_claims(struct ctx *c, bool exclusive, struct claims *cl)
+{
+	int rc;
+
+	memset(cl, 0, sizeof(*cl));
+	if ((rc = lock_store(c, exclusive)) != 0)
+		return rc;
+	if (claims_load(&c->s, cl) == 0)
+		return 0;
+	cli_die_nomem(&c->s);
+	log_msg(LVL_ERROR, "VF claims unavailable", "{s:s}", "error",
+	    c->s.why);
+	store_unlock(&c->s);
+	return EX_UNAVAILABLE;
+}
+
+/* Saves h, loaded through v (or NULL, as open_health()). */
+int
+save_health(struct ctx *c, const struct health *h,
+    const struct health_view *v)
+{
+	struct atomic_result res;
+
+	if ((v != NULL ? health_view_save(&c->s, v, h, &res) :
+	    health_save(&c->s, h, &res)) == 0)
+		return 0;
+	log_msg(LVL_ERROR, "cannot persist VF health state", "{s:s, s:s}",
+	    "step", res.step ? res.step : "", "error", c->s.why);
+	return EX_IOERR;
+}
+
+/*
+ * After a durable change: a failed audit write (err, its errno; 0 when
+ * written) is logged and makes a one-shot command exit 74; the change
+ * stands (SPEC.md 4.1).
+ */
+void
+audited(struct ctx *c, int err, const char *key, const char *val)
+{
+	if (err == 0)
+		return;
+	log_msg(LVL_ERROR, "cannot write the audit log", "{s:s, s:s, s:s}",
+	    key, val, "file", AUDIT_FILE, "error", strerror(err));
+	c->audit_failed = true;
+}

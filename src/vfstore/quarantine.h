@@ -1,0 +1,45 @@
+/*
+ * quarantine.h - `vfstore quarantine` and `vfstore clear` (SPEC.md 4.2) over a
+ * health state the caller has loaded under the store's exclusive lock:
+ * the change to each VF, the save, and the audit line that keeps the
+ * failures the records held (auditfields.h). Nothing here prints or
+ * exits.
+ */
+#ifndef VFS_QUARANTINE_H
+#define VFS_QUARANTINE_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "store.h"
+#include "sysfs.h"
+
+enum vfops_status {
+	VFOPS_DONE,		/* durable (or nothing to change) */
+	VFOPS_NOMEM,		/* nothing saved */
+	VFOPS_PERSIST		/* the save failed (step, s->why) */
+};
+
+struct vfops_result {
+	enum vfops_status status;
+	const char *step;		/* PERSIST: the atomic step */
+	int audit_err;			/* DONE, but the audit line failed:
+					 * its errno; else 0 */
+};
+
+/*
+ * Quarantines (quarantine true) or clears every VF of l in h, saves h if
+ * that changed it (or its load applied the threshold), then audits the
+ * command: card is --card's (NULL for --vf), reason --reason's (or
+ * NULL).
+ */
+void vfops_run(struct store *s, struct health *h, bool quarantine,
+    const struct vf_list *l, const char *card, const char *reason,
+    struct vfops_result *r);
+
+/* The output line of vf after vfops_run(): its record (quarantine) or
+ * {"vf_address":...,"quarantined":false} (clear). New ref or NULL. */
+json_t *vfops_json(const struct health *h, bool quarantine, const char *vf);
+
+#endif

@@ -1,0 +1,436 @@
+/*
+ * reconcileengine.c - the claims of dead VMs (SPEC.md 4.2, 4.4). A stale claim
+ * costs capacity; a wrong release hands a VF in use to a second VM. So
+ * every doubt keeps the claim, and a release is decided twice: once
+ * without a lock over the whole ledger, then again under the exclusive
+ * lock for the claims found gone, against a fresh ledger and fresh
+ * tables (a VM relaunched in between keeps its claim).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "prom.h"
+#include "reconcileengine.h"
+#include "auditfields.h"
+#include "sysfs.h"
+#include "timefmt.h"
+
+/* The tables one decision needs, read once per phase. */
+struct tables {
+	struct vmm_listeners l;
+	struct vfio_scan held;
+	bool scanned;			/* held is valid */
+};
+
+static void
+tables_load(struct tables *t, const char *proc_root)
+{
+	(void)vmm_listeners_load(&t->l, proc_root);	/* else: connect */
+	t->scanned = vfio_scan_load(&t->held, proc_root) == 0;
+}
+
+static void
+tables_release(struct tables *t)
+{
+	vmm_listeners_release(&t->l);
+	if (t->scanned)
+		vfio_scan_release(&t->held);
+}
+
+void
+reconcile_pass_release(struct reconcile_pass *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		free(p->v[i].instance_id);
+	free(p->v);
+	memset(p, 0, sizeof(*p));
+}
+
+int
+reconcile_deconfigure(const char *sysfs_root, const struct vfio_scan *held,
+    const char *vf, long *pid)
+{
+	*pid = vfio_scan_holder(held, sysfs_root, vf);
+	if (*pid != 0) {
+		errno = EBUSY;
+		return -1;
+	}
+	return sysfs_set_vgpu_type(sysfs_root, vf, 0);
+}
+
+/* The control socket's verdict in the words of a result line. */
+static const char *
+socket_reason(const char *why)
+{
+	static const char *const map[][2] = {
+		{ "no such file", "control socket does not exist" },
+		{ "connect refused", "control socket refused connections" },
+		{ "listening", "control socket is listening" },
+		{ "connect accepted", "control socket accepted a connection" },
+		{ "not a socket", "control socket path is not a socket" },
+		{ "lstat failed", "cannot lstat the control socket" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(map) / sizeof(*map); i++)
+		if (strcmp(why, map[i][0]) == 0)
+			return map[i][1];
+	return "connect to the control socket failed";
+}
+
+/*
+ * The liveness of cl's VMM by the tables t: a VFIO holder is alive;
+ * without one, the control socket decides (none: uncertain), and a gone
+ * VMM stays uncertain when /proc could not be scanned for holders.
+ */
+static void
+decide(const char *sysfs_root, const struct tables *t,
+    const struct claim *cl, struct reconcile_claim *r)
+{
+	const char *why;
+
+	r->err = 0;
+	r->holder = t->scanned ?
+	    vfio_scan_holder(&t->held, sysfs_root, cl->vf) : 0;
+	if (r->holder != 0) {
+		r->liveness = VMM_ALIVE;
+		r->reason = "a process holds the VF's VFIO device";
+	} else if (cl->control_socket == NULL) {
+		r->liveness = VMM_UNCERTAIN;
+		r->reason = "no control socket in the claim";
+	} else {
+		r->liveness = vmm_liveness(&t->l, cl->control_socket, &why);
+		r->err = errno;
+		r->reason = socket_reason(why);
+	}
+	if (r->liveness == VMM_GONE && !t->scanned) {
+		r->liveness = VMM_UNCERTAIN;
+		r->reason = "cannot scan /proc for VFIO holders";
+	}
+}
+
+/* True while cl is younger than grace seconds (the launch window). */
+static bool
+in_grace(const struct claim *cl, unsigned grace, const struct timespec *now,
+    bool *bad)
+{
+	struct timespec at;
+
+	*bad = timefmt_parse(cl->claimed_at, &at) < 0;
+	if (*bad)
+		return false;
+	return now->tv_sec - at.tv_sec < (time_t)grace ||
+	    (now->tv_sec - at.tv_sec == (time_t)grace &&
+	    now->tv_nsec < at.tv_nsec);
+}
+
+/* The first phase: every claim of cl, without a lock. */
+static int
+decide_all(const struct reconcile_conf *conf, const struct claims *cl,
+    struct reconcile_pass *p)
+{
+	struct timespec now;
+	struct tables t;
+	struct reconcile_claim *r;
+	bool bad;
+	size_t i;
+
+	if (cl->n > 0 && (p->v = calloc(cl->n, sizeof(*p->v))) == NULL)
+		return -1;
+	timefmt_now(&now);
+	tables_load(&t, conf->proc_root);
+	for (i = 0; i < cl->n; i++, p->n++) {
+		r = &p->v[i];
+		memcpy(r->vf, cl->v[i].vf, sizeof(r->vf));
+		if ((r->instance_id = strdup(cl->v[i].instance_id)) == NULL)
+			break;
+		r->reason = "claimed within the grace period";
+		if (in_grace(&cl->v[i], conf->grace, &now, &bad))
+			continue;
+		r->examined = true;
+		decide(conf->sysfs_root, &t, &cl->v[i], r);
+		if (bad && r->liveness == VMM_GONE) {
+			r->liveness = VMM_UNCERTAIN;
+			r->reason = "claimed_at is not a timestamp";
+		}
+	}
+	tables_release(&t);
+	return i == cl->n ? 0 : -1;
+}
+
+static bool
+same_text(const char *a, const char *b)
+{
+	return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* The claim of r's instance in fresh if it is the one old held. */
+static const struct claim *
+unchanged(const struct claims *fresh, const struct claims *old,
+    const struct reconcile_claim *r)
+{
+	const struct claim *a = claims_find_instance(old, r->instance_id);
+	const struct claim *b = claims_find_instance(fresh, r->instance_id);
+
+	if (a == NULL || b == NULL || strcmp(a->vf, b->vf) != 0 ||
+	    strcmp(a->claimed_at, b->claimed_at) != 0 ||
+	    !same_text(a->control_socket, b->control_socket))
+		return NULL;
+	return b;
+}
+
+/*
+ * True when vf has a vGPU type to reset. A VF that sysfs no longer
+ * shows (SR-IOV disabled, the card gone), or one without the vendor
+ * attribute, has nothing to reset; its claim is still released.
+ */
+static bool
+has_vgpu_type(const char *sysfs_root, const char *vf)
+{
+	char path[PATH_MAX];
+
+	return sysfs_vf_path(sysfs_root, vf, "nvidia/current_vgpu_type", path,
+	    sizeof(path)) == 0 && access(path, F_OK) == 0;
+}
+
+/*
+ * Under the exclusive lock: if r's claim is unchanged in fresh, its VMM
+ * still gone and no process holds the VF (by the fresh tables t),
+ * deconfigures the VF and removes the claim from fresh. True if removed.
+ */
+static bool
+recheck_release(const struct reconcile_conf *conf, const struct tables *t,
+    struct claims *fresh, const struct claims *old, struct reconcile_claim *r)
+{
+	const struct claim *cl = unchanged(fresh, old, r);
+	long pid;
+
+	if (cl == NULL) {
+		r->reason = "the claim changed before it could be released";
+		r->err = 0;
+		return false;
+	}
+	decide(conf->sysfs_root, t, cl, r);
+	if (r->liveness != VMM_GONE)
+		return false;
+	if (has_vgpu_type(conf->sysfs_root, r->vf)) {
+		if (reconcile_deconfigure(conf->sysfs_root, &t->held, r->vf,
+		    &pid) < 0) {
+			r->err = errno;
+			r->reason = "cannot reset current_vgpu_type";
+			return false;
+		}
+		r->deconfigured = true;
+	}
+	claims_remove_instance(fresh, r->instance_id);
+	return true;
+}
+
+static void
+lock_failed(struct reconcile_pass *p, const struct store *s)
+{
+	if (s->unavailable)
+		p->status = RECONCILE_UNAVAILABLE;
+	else if (errno == EWOULDBLOCK)
+		p->status = RECONCILE_LOCK_TIMEOUT;
+	else
+		p->status = RECONCILE_LOCK_FAILED;
+}
+
+/* Saves fresh; on failure no claim counts as released. */
+static int
+save_released(struct store *s, const struct claims *fresh,
+    struct reconcile_pass *p, size_t n)
+{
+	struct atomic_result res = { 0 };
+	size_t i;
+
+	if (n == 0)
+		return 0;
+	if (claims_save(s, fresh, &res) == 0) {
+		p->released = n;
+		return 0;
+	}
+	for (i = 0; i < p->n; i++)
+		if (p->v[i].released) {
+			p->v[i].released = false;
+			p->v[i].reason = "cannot persist the VF claims";
+		}
+	p->status = RECONCILE_PERSIST;
+	p->step = res.step;
+	return -1;
+}
+
+/* One audit line per durable release (SPEC.md 4.1); failures counted. */
+static void
+audit_released(const struct store *s, struct reconcile_pass *p)
+{
+	struct reconcile_claim *r;
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		r = &p->v[i];
+		if (r->released && storeaudit_release(s->dir, "reconcile",
+		    r->vf, r->instance_id, vmm_state_name(r->liveness),
+		    r->reason, r->deconfigured) < 0) {
+			r->audit_err = errno;
+			p->audit_failed++;
+		}
+	}
+}
+
+/* The second phase: the gone claims, under the exclusive lock. */
+static int
+release_gone(const struct reconcile_conf *conf, const struct claims *old,
+    struct reconcile_pass *p)
+{
+	struct claims fresh;
+	struct tables t;
+	size_t i, n = 0;
+	int rc;
+
+	if (store_lock(conf->s, true, conf->lock_timeout) < 0) {
+		lock_failed(p, conf->s);
+		return -1;
+	}
+	if (claims_load(conf->s, &fresh) < 0) {
+		p->status = conf->s->nomem ? RECONCILE_NOMEM :
+		    RECONCILE_UNAVAILABLE;
+		store_unlock(conf->s);
+		return -1;
+	}
+	tables_load(&t, conf->proc_root);
+	for (i = 0; i < p->n; i++)
+		if (p->v[i].examined && p->v[i].liveness == VMM_GONE &&
+		    recheck_release(conf, &t, &fresh, old, &p->v[i])) {
+			p->v[i].released = true;
+			n++;
+		}
+	tables_release(&t);
+	if ((rc = save_released(conf->s, &fresh, p, n)) == 0)
+		audit_released(conf->s, p);
+	store_unlock(conf->s);
+	claims_release(&fresh);
+	return rc;
+}
+
+static bool
+any_gone(const struct reconcile_pass *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		if (p->v[i].examined && p->v[i].liveness == VMM_GONE)
+			return true;
+	return false;
+}
+
+int
+reconcile_run(const struct reconcile_conf *conf, struct reconcile_pass *p)
+{
+	struct claims cl;
+	size_t i;
+	int rc = 0;
+
+	memset(p, 0, sizeof(*p));
+	if (claims_load(conf->s, &cl) < 0) {
+		p->status = conf->s->nomem ? RECONCILE_NOMEM :
+		    RECONCILE_UNAVAILABLE;
+		return -1;
+	}
+	if (decide_all(conf, &cl, p) < 0) {
+		p->status = RECONCILE_NOMEM;
+		rc = -1;
+	} else if (!conf->dry_run && any_gone(p)) {
+		rc = release_gone(conf, &cl, p);
+	}
+	for (i = 0; i < p->n; i++)
+		if (p->v[i].examined && p->v[i].liveness == VMM_UNCERTAIN)
+			p->uncertain++;
+	claims_release(&cl);
+	return rc;
+}
+
+int
+reconcile_write_metrics(const char *path, unsigned long long uncertain,
+    unsigned long long released)
+{
+	struct prom p;
+	const char *text;
+	size_t len;
+	int rc = -1, err;
+
+	prom_init(&p);
+	prom_family(&p, "hypeman_instances_vgpu_liveness_uncertain_total",
+	    "counter", "Claims kept because their VMM's liveness was "
+	    "uncertain, counted at each reconcile pass.");
+	prom_sample(&p, "hypeman_instances_vgpu_liveness_uncertain_total",
+	    NULL, (double)uncertain);
+	prom_family(&p, "vfsentinel_claims_released_total", "counter",
+	    "Claims of gone VMMs released by reconcile.");
+	prom_sample(&p, "vfsentinel_claims_released_total", NULL,
+	    (double)released);
+	if ((text = prom_finish(&p, &len)) != NULL)
+		rc = prom_write_textfile(path, text, len);
+	err = errno;
+	prom_release(&p);
+	errno = err;
+	return rc;
+}
+
+json_t *
+reconcile_claim_json(const struct reconcile_claim *r, bool dry_run)
+{
+	json_t *o = json_pack("{s:s, s:s, s:s, s:b, s:s}", "instance_id",
+	    r->instance_id, "vf_address", r->vf, "liveness",
+	    vmm_state_name(r->liveness), "released", r->released, "reason",
+	    r->reason);
+	int bad = 0;
+
+	if (o != NULL && (r->released || r->deconfigured))
+		bad |= json_object_set_new(o, "deconfigured",
+		    json_boolean(r->deconfigured));
+	if (o != NULL && r->holder != 0)
+		bad |= json_object_set_new(o, "pid",
+		    json_integer((json_int_t)r->holder));
+	if (o != NULL && r->err != 0)
+		bad |= json_object_set_new(o, "error",
+		    json_string(strerror(r->err)));
+	if (o != NULL && dry_run)
+		bad |= json_object_set_new(o, "dry_run", json_true());
+	if (bad != 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+enum log_level
+reconcile_claim_msg(const struct reconcile_claim *r, bool dry_run,
+    const char **msg)
+{
+	*msg = "VMM alive; claim kept";
+	if (!r->examined)
+		*msg = "claim within the grace period; not judged";
+	else if (r->released)
+		*msg = "released the claim of a gone VMM";
+	else if (r->liveness == VMM_UNCERTAIN)
+		*msg = "VMM liveness uncertain; claim kept";
+	else if (r->liveness == VMM_GONE && dry_run)
+		*msg = "VMM gone; claim not released (dry run)";
+	else if (r->liveness == VMM_GONE)
+		*msg = "VMM gone; claim kept";
+	if (!r->examined || r->liveness == VMM_ALIVE)
+		return LVL_DEBUG;
+	if (r->liveness == VMM_UNCERTAIN)
+		return LVL_WARN;
+	if (r->released || dry_run)
+		return LVL_INFO;
+	return r->err != 0 ? LVL_ERROR : LVL_WARN;
+}
