@@ -202,10 +202,13 @@ host1() {
 	    <"$T/checks" >"$T/apply" 2>>"$T/err" 3>&- &
 	APPLY=$!
 	exec 7>"$T/checks"
+	# A grace of an hour: the live claim is never judged, however slow
+	# the machine; the killed VM's claim is months old.
 	vfstore --data-dir "$DATA" --sysfs-root "$SYSFS" reconcile --interval 1 \
-	    --metrics-file "$TF/vfsentinel-reconcile.prom" \
+	    --grace 3600 --metrics-file "$TF/vfsentinel-reconcile.prom" \
 	    >"$T/reconcile" 2>>"$T/err" 3>&- 7>&- &
 	RECONCILE=$!
+	echo "$APPLY $RECONCILE" >"$BATS_FILE_TMPDIR/pids"
 	# s0: the first failed assignment of e3:00.5.
 	{
 		check failed "$VF5" i-1 $old
@@ -218,7 +221,8 @@ host1() {
 	    'vfsentinel_claims_released_total 0'
 	scan_and_snap s0
 	# s1: the second one quarantines it; an operator quarantines
-	# 44:01.1; the VMM of i-3 on e3:00.6 was killed (no control socket).
+	# 44:01.1; the VMM of i-3 on e3:00.6 was killed (its control socket
+	# is gone).
 	{
 		check failed "$VF5" i-2 2026-08-20T16:00:00Z
 		check ok 0000:44:01.0 i-4 $old
@@ -257,8 +261,8 @@ host2() {
 	} >"$T/checks"
 	o vfstore apply --metrics-file "$TF/vfsentinel-sentinel.prom" \
 	    <"$T/checks" >/dev/null 2>>"$T/err"
-	o vfstore reconcile --metrics-file "$TF/vfsentinel-reconcile.prom" \
-	    >/dev/null 2>>"$T/err"
+	o vfstore reconcile --grace 3600 \
+	    --metrics-file "$TF/vfsentinel-reconcile.prom" >/dev/null 2>>"$T/err"
 	scan_and_snap s0
 }
 
@@ -278,6 +282,15 @@ setup_file() {
 	if command -v python3 >/dev/null; then
 		series
 	fi
+}
+
+# teardown_file: the story's vfstore apply and reconcile, should
+# setup_file have failed half-way.
+teardown_file() {
+	local p
+	for p in $(cat "$BATS_FILE_TMPDIR/pids" 2>/dev/null); do
+		kill -KILL "$p" 2>/dev/null || true
+	done
 }
 
 setup() {
@@ -431,15 +444,12 @@ true'
 	done
 }
 
-@test "prom2series refuses a timestamp gauge that is not a recent time, and moves a recent one onto the test clock" {
+@test "prom2series refuses a timestamp gauge that is not a recent time" {
 	need_tool python3
+	# (A recent one becomes its snapshot's first minute: the last scan
+	# ages of EXPECT check that.)
 	mkdir -p "$T/s"
 	echo 'vfsentinel_sentinel_last_scan_timestamp_seconds 1000' >"$T/s/a.prom"
 	run -1 python3 "$VFS_ROOT/t/lib/prom2series.py" "$T/s:1"
 	assert_output --partial 'is not a time just before the file was written'
-	echo "x_timestamp_seconds{a=\"b\"} $(date +%s)" >"$T/s/a.prom"
-	run -0 python3 "$VFS_ROOT/t/lib/prom2series.py" --labels instance=h \
-	    "$T/s:2" "$T/s:1"
-	assert_equal "$(jq -c . <<<"$output")" \
-	    '[{"series":"x_timestamp_seconds{a=\"b\",instance=\"h\"}","values":"0 0 120"}]'
 }
