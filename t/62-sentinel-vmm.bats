@@ -157,6 +157,39 @@ skipped_as() {
 	grep -q '"reason":"not a socket"' "$T/err"
 }
 
+@test "vmm: a live QEMU's monitor given through a symlink is polled" {
+	qemu_start vm1
+	ln -s "$G/vm1.qmp" "$G/link.qmp"
+	answer_guest a1 FAILED
+	ledger "$(target 0000:e3:00.4 i-1 "$TS1" "unix:$G/a1" "$G/link.qmp")"
+	pipeline
+	assert_equal "$(jq -r '"\(.check) \(.instance_id)"' "$T/poll")" \
+	    "failed i-1"
+	assert_equal "$(failures 0000:e3:00.4)" 1
+}
+
+@test "vmm: a killed QEMU's monitor given through a symlink is gone, not polled" {
+	qemu_start vm1
+	ln -s "$G/vm1.qmp" "$G/link.qmp"
+	guests g1=failed
+	ledger "$(target 0000:e3:00.4 i-1 "$TS1" "unix:$G/g1" "$G/link.qmp")"
+	qemu_kill vm1
+	pipeline
+	assert_equal "$(cat "$T/poll")" ''
+	assert_equal "$(hits g1)" 0
+	skipped_as i-1 gone
+}
+
+@test "vmm: a symlink to a removed monitor socket is gone" {
+	ln -s "$G/nothing.qmp" "$G/link.qmp"
+	guests g1=ok
+	ledger "$(target 0000:e3:00.4 i-1 "$TS1" "unix:$G/g1" "$G/link.qmp")"
+	pipeline
+	assert_equal "$(cat "$T/poll")" ''
+	skipped_as i-1 gone
+	grep -q '"reason":"no such file"' "$T/err"
+}
+
 # skip_logs LEVEL: how many "VMM not alive" records at LEVEL $T/err has.
 skip_logs() {
 	grep -c "\"level\":\"$1\",\"prog\":\"sentinel-poll\",\"msg\":\"skipping target: VMM not alive\"" \

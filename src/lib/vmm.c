@@ -214,13 +214,18 @@ vmm_liveness(const struct vmm_listeners *l, const char *path,
 {
 	struct stat st;
 
-	if (lstat(path, &st) == -1) {
+	/*
+	 * stat(2), not lstat(2): launchers link the VMM's socket into a
+	 * place of their own, and a link whose socket was removed (a VMM
+	 * that quit cleanly) fails with ENOENT like the socket itself.
+	 */
+	if (stat(path, &st) == -1) {
 		if (errno == ENOENT) {
 			errno = 0;
 			*why = "no such file";
 			return VMM_GONE;
 		}
-		*why = "lstat failed";
+		*why = "stat failed";
 		return VMM_UNCERTAIN;
 	}
 	errno = 0;

@@ -47,8 +47,9 @@ bool vmm_listener_listed(const struct vmm_listeners *l, const char *path);
 
 /*
  * The liveness of the VMM whose control socket is path:
- *   - lstat(2) ENOENT: gone ("no such file"); another lstat error or a
- *     file that is not a socket: uncertain;
+ *   - stat(2) (a symbolic link is followed) ENOENT: gone ("no such
+ *     file"); another stat error or a file that is not a socket:
+ *     uncertain;
  *   - a listener bound to path in l: alive ("listening"), and the socket
  *     is not touched (QEMU's QMP socket has a backlog of 1 and accepts
  *     nobody while another client holds the monitor, so probes would
@@ -58,7 +59,7 @@ bool vmm_listener_listed(const struct vmm_listeners *l, const char *path);
  *     nothing sent: success alive, ECONNREFUSED gone (a VMM killed with
  *     SIGKILL leaves its socket file, and nothing listens on it), any
  *     other error (EAGAIN, EACCES, ...) uncertain.
- * *why (static) says which; errno is the failed call's for "lstat
+ * *why (static) says which; errno is the failed call's for "stat
  * failed" and "connect failed", else 0. l may be NULL (never loaded).
  */
 enum vmm_state vmm_liveness(const struct vmm_listeners *l, const char *path,
