@@ -4,7 +4,7 @@
 
 load helpers
 
-PROGS=${COMMON_PROGS:-"kmsg-watch gpu-probe vsock-answer sentinel-poll vfstore vfpick resources-report vfrecover"}
+PROGS=${COMMON_PROGS:-"kmsg-watch gpu-probe vsock-answer sentinel-poll vfstore vfpick resources-report vfrecover libvirt-hook"}
 
 setup() {
 	vfs_setup
@@ -17,6 +17,7 @@ args() {
 	vfstore) echo check ;;
 	vfpick) echo --profile=L40S-12Q ;;
 	vfrecover) echo --status ;;
+	libvirt-hook) echo vm-a prepare begin - ;;
 	*) ;;
 	esac
 }

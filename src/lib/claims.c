@@ -15,14 +15,16 @@
 #define CLAIMS_NOUN "VF claims"
 
 static const char *const claim_opt_keys[] = {
-	"profile", "type_id", "vsock", "control_socket"
+	"profile", "type_id", "vsock", "control_socket", "app_log"
 };
+
+#define CLAIM_NOPT (sizeof(claim_opt_keys) / sizeof(claim_opt_keys[0]))
 
 static char **
 claim_opt(struct claim *cl, size_t k)
 {
 	char **f[] = { &cl->profile, &cl->type_id, &cl->vsock,
-	    &cl->control_socket };
+	    &cl->control_socket, &cl->app_log };
 
 	return f[k];
 }
@@ -32,7 +34,7 @@ static const char *
 claim_opt_value(const struct claim *cl, size_t k)
 {
 	const char *const f[] = { cl->profile, cl->type_id, cl->vsock,
-	    cl->control_socket };
+	    cl->control_socket, cl->app_log };
 
 	return f[k];
 }
@@ -44,7 +46,7 @@ claim_release(struct claim *cl)
 
 	free(cl->instance_id);
 	free(cl->claimed_at);
-	for (k = 0; k < 4; k++)
+	for (k = 0; k < CLAIM_NOPT; k++)
 		free(*claim_opt(cl, k));
 	memset(cl, 0, sizeof(*cl));
 }
@@ -72,7 +74,7 @@ claim_decode(const json_t *o, struct claim *cl, const char **addr,
 		*addr = "";
 	cl->instance_id = jsondoc_strdup(id);
 	cl->claimed_at = jsondoc_strdup(at);
-	for (k = 0; o != NULL && k < 4; k++) {
+	for (k = 0; o != NULL && k < CLAIM_NOPT; k++) {
 		if (jsondoc_str(o, claim_opt_keys[k], &v, CLAIMS_NOUN, why,
 		    whylen) < 0)
 			return -1;
@@ -216,7 +218,7 @@ dump_claim(struct obuf *b, const struct claim *cl)
 	obuf_quote(b, cl->instance_id);
 	obuf_key(b, 3, "claimed_at", &first);
 	obuf_quote(b, cl->claimed_at);
-	for (k = 0; k < 4; k++) {
+	for (k = 0; k < CLAIM_NOPT; k++) {
 		const char *v = claim_opt_value(cl, k);
 
 		if (v == NULL)
@@ -294,7 +296,7 @@ claim_copy(struct claim *dst, const struct claim *src)
 	memcpy(dst->vf, src->vf, sizeof(dst->vf));
 	dst->instance_id = jsondoc_strdup(src->instance_id);
 	dst->claimed_at = jsondoc_strdup(src->claimed_at);
-	for (k = 0; k < 4; k++) {
+	for (k = 0; k < CLAIM_NOPT; k++) {
 		const char *v = claim_opt_value(src, k);
 
 		if (v != NULL)
@@ -358,7 +360,7 @@ claim_json(const struct claim *cl)
 	json_object_set_new(o, "vf_address", json_string(cl->vf));
 	json_object_set_new(o, "instance_id", json_string(cl->instance_id));
 	json_object_set_new(o, "claimed_at", json_string(cl->claimed_at));
-	for (k = 0; k < 4; k++) {
+	for (k = 0; k < CLAIM_NOPT; k++) {
 		const char *v = claim_opt_value(cl, k);
 
 		if (v != NULL)

@@ -64,6 +64,7 @@ struct claim {
 	char *type_id;			/* owned; NULL when absent */
 	char *vsock;			/* owned; NULL when absent */
 	char *control_socket;		/* owned; NULL when absent */
+	char *app_log;			/* owned; NULL when absent */
 };
 
 struct claims {

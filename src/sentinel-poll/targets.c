@@ -109,6 +109,7 @@ targets_from_claims(const struct claims *c, struct targets *ts)
 		t.claimed_at = c->v[i].claimed_at;
 		t.vsock = c->v[i].vsock;
 		t.control_socket = c->v[i].control_socket;
+		t.app_log = c->v[i].app_log;
 		if (targets_add(ts, &t) == -1)
 			return -1;
 	}

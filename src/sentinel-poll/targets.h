@@ -47,7 +47,7 @@ int targets_append_all(struct targets *ts, const struct targets *src);
 const struct target *targets_find(const struct targets *ts,
     const char *instance_id);
 
-/* Appends the ledger's claims (no app_log). 0 or -1/ENOMEM. */
+/* Appends the ledger's claims. 0 or -1/ENOMEM. */
 int targets_from_claims(const struct claims *c, struct targets *ts);
 
 /*

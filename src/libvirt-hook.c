@@ -1,0 +1,127 @@
+/*
+ * libvirt-hook - libvirt's qemu hook for vfsentinel (SPEC.md 6.6): every
+ * domain libvirt starts with an NVIDIA vGPU VF of this host is claimed,
+ * watched and released, with no change to the launcher.
+ *
+ * libvirtd (>= 6.5) runs every executable in /etc/libvirt/hooks/qemu.d/
+ * as `HOOK DOMAIN OPERATION SUB-OPERATION EXTRA` with the full domain
+ * XML on stdin, and waits for it: the hook never calls back into
+ * libvirt. Input: that XML (domain.c), the VF inventory under
+ * SYSFS_ROOT, and the stores in DATA_DIR/gpu under their exclusive lock,
+ * waited for at most libvirt.lock_timeout seconds. Output: nothing on
+ * stdout; JSON log lines on stderr (libvirt keeps them in its log), and
+ * at a refused prepare one last plain sentence, which virsh shows.
+ *
+ *	prepare begin	refuse a quarantined, claimed or dirty VF, or an
+ *			unavailable store; else claim the VF for the
+ *			domain's UUID (and write the metadata's profile)
+ *	started begin	complete the claim: QMP monitor socket, guest
+ *			endpoint, console log
+ *	release end	release the claim (deconfigure: libvirt.deconfigure)
+ *	reconnect begin	the claim exists (adopted if not) and is complete
+ *
+ * A domain without a VF of this host costs one parse: the stores are not
+ * touched. Exit codes: 0 done (every operation but prepare exits 0 even
+ * on failure, which it logs: libvirt would kill a running guest or
+ * cannot undo a stop); 1 prepare refused; 64 usage; 78 configuration.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libxml/parser.h>
+
+#include "cli.h"
+#include "log.h"
+#include "libvirt-hook/libvirt-hook.h"
+
+#define PROG "libvirt-hook"
+
+static const char usage[] =
+    "usage: libvirt-hook [-c FILE] [--data-dir DIR] [--sysfs-root DIR]\n"
+    "                    [--lock-timeout S] [--log-level LEVEL]\n"
+    "                    [--proc-root DIR]\n"
+    "                    DOMAIN OPERATION SUB-OPERATION EXTRA\n"
+    "\n"
+    "libvirt's qemu hook: claims, completes and releases the vGPU VF of a\n"
+    "libvirt domain; the domain XML comes on stdin.\n"
+    "\n"
+    "Options:\n"
+    CLI_HELP_HOST_OPTIONS
+    "                        (the hook waits libvirt.lock_timeout unless\n"
+    "                        --lock-timeout is given)\n"
+    "  --proc-root DIR       prefix for /proc, for the VFIO holder scan\n"
+    "                        (default /)\n"
+    "  -h, --help            print this help and exit\n"
+    "  --version             print the version and exit\n";
+
+enum {
+	OPT_PROC_ROOT = CLI_OPT_FIRST_FREE
+};
+
+static const struct option opts[] = {
+	CLI_COMMON_OPTIONS,
+	{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
+	{ 0 }
+};
+
+static void
+parse_args(int argc, char **argv, struct hook *h, bool *lock_given)
+{
+	int c;
+
+	cli_init(&h->cli, usage);
+	h->proc_root = "/";
+	while ((c = cli_next(&h->cli, argc, argv, "+c:h", opts)) != -1) {
+		switch (c) {
+		case OPT_PROC_ROOT:
+			h->proc_root = optarg;
+			break;
+		default:
+			cli_bad_option(&h->cli, argv);
+		}
+	}
+	if (argc - optind != 4)
+		cli_usage_error(&h->cli, "expected DOMAIN OPERATION "
+		    "SUB-OPERATION EXTRA");
+	h->domain_arg = argv[optind];
+	h->op = argv[optind + 1];
+	h->sub = argv[optind + 2];
+	/* cliparse keeps no mark of --lock-timeout; its default is 10. */
+	for (c = 1; c < optind; c++)
+		if (strncmp(argv[c], "--lock-timeout", 14) == 0)
+			*lock_given = true;
+}
+
+static void
+release(struct hook *h)
+{
+	store_unlock(&h->store);
+	health_release(&h->health);
+	claims_release(&h->claims);
+	placement_release(&h->pl);
+	sysfs_inventory_release(&h->inv);
+	domain_release(&h->dom);
+	free(h->vfs.v);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct hook h = { 0 };
+	bool lock_given = false;
+	int code;
+
+	cli_start(PROG);
+	parse_args(argc, argv, &h, &lock_given);
+	cli_finish(&h.cli, &h.conf);
+	if (lock_given)
+		h.conf.libvirt_lock_timeout = h.cli.lock_timeout;
+	/* A claim, once started, is finished: a signal only sets a flag. */
+	cli_stop_signals(true);
+	LIBXML_TEST_VERSION
+	code = hook_run(&h);
+	release(&h);
+	xmlCleanupParser();
+	return code;
+}

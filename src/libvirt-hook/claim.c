@@ -1,0 +1,333 @@
+/*
+ * claim.c - the hook's edits of the claims ledger, each under the
+ * store's exclusive lock phases.c holds: a new claim at prepare (with
+ * the profile's type written, as vfpick --vf VF --claim UUID --configure
+ * does), its completion from the live XML at started and reconnect, the
+ * adoption of a running domain's VF at reconnect (vfpick --adopt's
+ * rules), and the release at release end.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "auditlog.h"
+#include "endpoint.h"
+#include "log.h"
+#include "timefmt.h"
+#include "vfio.h"
+#include "libvirt-hook.h"
+
+int
+claim_save(struct hook *h, const char *what)
+{
+	struct atomic_result res = { 0 };
+
+	if (claims_save(&h->store, &h->claims, &res) == 0)
+		return 0;
+	log_msg(LVL_ERROR, what, "{s:s, s:s, s:s}", "path",
+	    h->store.claims_path, "step", res.step ? res.step : "", "error",
+	    h->store.why);
+	return -1;
+}
+
+/* Writes the claim's type to the VF unless it holds it already. On a
+ * failure the claim is removed again and the start refused. */
+static int
+configure(struct hook *h, const char *vf, unsigned id)
+{
+	char msg[512];
+	unsigned cur;
+
+	if (sysfs_vgpu_type(h->conf.sysfs_root, vf, &cur) == 0 && cur == id)
+		return 0;
+	if (sysfs_set_vgpu_type(h->conf.sysfs_root, vf, id) == 0) {
+		log_msg(LVL_INFO, "configured VF", "{s:s, s:s, s:i}", "vf", vf,
+		    "instance_id", h->dom.uuid, "type_id", (int)id);
+		return 0;
+	}
+	(void)snprintf(msg, sizeof(msg), "cannot write vGPU type %u to VF "
+	    "%s: %s", id, vf, strerror(errno));
+	claims_remove_instance(&h->claims, h->dom.uuid);
+	(void)claim_save(h, "cannot remove the claim after a failed "
+	    "configure");
+	return hook_refuse(msg);
+}
+
+int
+claim_new(struct hook *h, const struct placement_vf *v)
+{
+	char now[TIMEFMT_MAX], type_id[16];
+	struct claim cl = { 0 };
+	struct timespec ts;
+	unsigned id = 0;
+
+	timefmt_now(&ts);
+	if (timefmt_format(&ts, now, sizeof(now)) == -1)
+		return hook_refuse("cannot format the claim time");
+	if (h->dom.profile[0] != '\0') {
+		id = placement_type_id(v->vi, h->dom.profile);
+		(void)snprintf(type_id, sizeof(type_id), "%u", id);
+		cl.profile = h->dom.profile;
+		cl.type_id = type_id;
+	}
+	memcpy(cl.vf, v->vi->addr, sizeof(cl.vf));
+	cl.instance_id = h->dom.uuid;
+	cl.claimed_at = now;
+	if (claims_add(&h->claims, &cl) == -1)
+		return hook_refuse("out of memory");
+	if (claim_save(h, "cannot persist the claim") == -1)
+		return hook_refuse("cannot persist the claim; see libvirt's "
+		    "log of this domain");
+	log_msg(LVL_INFO, "claimed VF for the domain", "{s:s, s:s, s:s, "
+	    "s:s?}", "vf", cl.vf, "instance_id", h->dom.uuid, "domain",
+	    h->dom.name, "profile", cl.profile);
+	if (id == 0) {
+		log_msg(LVL_WARN, "the domain names no vGPU profile: the VF's "
+		    "type is left as it is", "{s:s}", "vf", cl.vf);
+		return 0;
+	}
+	return configure(h, cl.vf, id);
+}
+
+/*
+ * QEMU_STATE_DIR/domain-ID-NAME/monitor.sock, libvirt's QMP monitor of
+ * the running domain ID. libvirt shortens NAME (20 characters) in that
+ * directory's name; the id alone is unique among running domains, so
+ * the directory is found by its "domain-ID-" prefix. 0 or -1.
+ */
+static int
+monitor_socket(const struct hook *h, char *buf, size_t len)
+{
+	char prefix[32];
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int rc = -1;
+
+	if (h->dom.id < 0 || (d = opendir(h->conf.qemu_state_dir)) == NULL)
+		return -1;
+	(void)snprintf(prefix, sizeof(prefix), "domain-%ld-", h->dom.id);
+	while (rc == -1 && (de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		if (snprintf(buf, len, "%s/%s/monitor.sock",
+		    h->conf.qemu_state_dir, de->d_name) < (int)len &&
+		    stat(buf, &st) == 0 && S_ISSOCK(st.st_mode))
+			rc = 0;
+	}
+	closedir(d);
+	return rc;
+}
+
+/* The guest endpoint: vsock:CID:PORT, or virtio-serial:PATH. 0 or -1. */
+static int
+guest_endpoint(const struct hook *h, char *buf, size_t len)
+{
+	struct endpoint ep;
+	int n;
+
+	if (h->dom.has_cid)
+		n = snprintf(buf, len, "vsock:%lu:%u", h->dom.cid,
+		    h->conf.vsock_port);
+	else if (h->dom.channel[0] != '\0')
+		n = snprintf(buf, len, "virtio-serial:%s", h->dom.channel);
+	else
+		return -1;
+	if (n < 0 || (size_t)n >= len || endpoint_parse(buf, &ep) == -1) {
+		log_msg(LVL_WARN, "the domain's guest endpoint is not usable",
+		    "{s:s}", "endpoint", buf);
+		return -1;
+	}
+	return 0;
+}
+
+/* Sets *slot to a copy of v when v differs. 1 if set, 0 if not, -1. */
+static int
+update_str(char **slot, const char *v)
+{
+	char *copy;
+
+	if (*slot != NULL && strcmp(*slot, v) == 0)
+		return 0;
+	if ((copy = strdup(v)) == NULL)
+		return -1;
+	free(*slot);
+	*slot = copy;
+	return 1;
+}
+
+int
+claim_complete(struct hook *h, struct claim *cl)
+{
+	char ctl[PATH_MAX], ep[PATH_MAX + 32];
+	int changed, r[3] = { 0, 0, 0 };
+
+	if (monitor_socket(h, ctl, sizeof(ctl)) == 0)
+		r[0] = update_str(&cl->control_socket, ctl);
+	else if (cl->control_socket == NULL)
+		log_msg(LVL_WARN, "found no QMP monitor socket of the domain",
+		    "{s:s, s:i}", "qemu_state_dir", h->conf.qemu_state_dir,
+		    "id", (int)h->dom.id);
+	if (guest_endpoint(h, ep, sizeof(ep)) == 0)
+		r[1] = update_str(&cl->vsock, ep);
+	if (h->dom.app_log[0] != '\0')
+		r[2] = update_str(&cl->app_log, h->dom.app_log);
+	if (r[0] < 0 || r[1] < 0 || r[2] < 0)
+		return log_fail(0, "out of memory", NULL);
+	changed = r[0] + r[1] + r[2];
+	if (changed > 0 && claim_save(h, "cannot persist the completed "
+	    "claim") == -1)
+		return 0;
+	log_msg(LVL_INFO, changed ? "completed the claim" : "the claim is "
+	    "complete", "{s:s, s:s, s:s, s:s?, s:s?, s:s?}", "vf", cl->vf,
+	    "instance_id", cl->instance_id, "domain", h->dom.name,
+	    "control_socket", cl->control_socket, "vsock", cl->vsock,
+	    "app_log", cl->app_log);
+	return 0;
+}
+
+/* The name under which vi offers type id (its profile), or NULL. */
+static const char *
+type_name(const struct vf_info *vi, unsigned id)
+{
+	size_t i;
+
+	for (i = 0; i < vi->ntypes; i++)
+		if (vi->types[i].id == id)
+			return vi->types[i].name;
+	return NULL;
+}
+
+/* Why v cannot be adopted for the domain (6.4 --adopt), or NULL. */
+static const char *
+adopt_refusal(const struct hook *h, const struct placement_vf *v,
+    char *msg, size_t len)
+{
+	const char *vf = v->vi->addr;
+	unsigned cur = v->vi->current_type;
+
+	if (v->claim != NULL)
+		(void)snprintf(msg, len, "VF %s is claimed by instance %.256s",
+		    vf, v->claim->instance_id);
+	else if (v->quarantined)
+		(void)snprintf(msg, len, "VF %s is quarantined", vf);
+	else if (cur == 0)
+		(void)snprintf(msg, len, "VF %s has no vGPU type configured",
+		    vf);
+	else if (h->dom.profile[0] != '\0' &&
+	    placement_type_id(v->vi, h->dom.profile) != cur)
+		(void)snprintf(msg, len, "VF %s is configured with vGPU type "
+		    "%u, not profile '%s'", vf, cur, h->dom.profile);
+	else
+		return NULL;
+	return msg;
+}
+
+int
+claim_adopt(struct hook *h, const char *vf)
+{
+	const struct placement_vf *v = placement_find(&h->pl, vf);
+	char now[TIMEFMT_MAX], type_id[16], msg[512];
+	struct claim cl = { 0 };
+	struct timespec ts;
+	long pid;
+
+	if (v == NULL)
+		return log_fail(EXIT_NO, "cannot adopt: VF not in sysfs",
+		    "{s:s}", "vf", vf);
+	if (adopt_refusal(h, v, msg, sizeof(msg)) != NULL)
+		return log_fail(EXIT_NO, "cannot adopt the running domain's "
+		    "VF", "{s:s, s:s, s:s}", "vf", vf, "instance_id",
+		    h->dom.uuid, "reason", msg);
+	timefmt_now(&ts);
+	if (timefmt_format(&ts, now, sizeof(now)) == -1)
+		return log_fail(EX_SOFTWARE, "cannot format the time", NULL);
+	(void)snprintf(type_id, sizeof(type_id), "%u", v->vi->current_type);
+	memcpy(cl.vf, vf, sizeof(cl.vf));
+	cl.instance_id = h->dom.uuid;
+	cl.claimed_at = now;
+	cl.profile = h->dom.profile[0] != '\0' ? h->dom.profile :
+	    (char *)type_name(v->vi, v->vi->current_type);
+	cl.type_id = type_id;
+	if (claims_add(&h->claims, &cl) == -1)
+		return log_fail(EX_OSERR, "out of memory", NULL);
+	if (claim_save(h, "cannot persist the adopted claim") == -1)
+		return EX_IOERR;
+	pid = vfio_holder(h->conf.sysfs_root, h->proc_root, vf);
+	log_msg(pid > 0 ? LVL_INFO : LVL_WARN, pid > 0 ? "adopted the "
+	    "running domain's VF" : "adopted the domain's VF, but no process "
+	    "holds its VFIO device", "{s:s, s:s, s:s, s:s}", "vf", vf,
+	    "instance_id", h->dom.uuid, "domain", h->dom.name, "type_id",
+	    type_id);
+	return 0;
+}
+
+/* Writes 0 to vf's current_vgpu_type unless a process holds its VFIO
+ * device (or /proc cannot be scanned). 0 done, -1 logged. */
+static int
+deconfigure(struct hook *h, const char *vf)
+{
+	unsigned cur;
+	long pid;
+
+	if (sysfs_vgpu_type(h->conf.sysfs_root, vf, &cur) == 0 && cur == 0)
+		return 0;
+	pid = vfio_holder(h->conf.sysfs_root, h->proc_root, vf);
+	if (pid != 0) {
+		log_msg(LVL_ERROR, "kept the claim: cannot deconfigure the VF",
+		    "{s:s, s:I, s:s}", "vf", vf, "holder_pid",
+		    (json_int_t)pid, "error", pid < 0 ? strerror(errno) :
+		    "a process holds its VFIO device");
+		return -1;
+	}
+	if (sysfs_set_vgpu_type(h->conf.sysfs_root, vf, 0) == -1) {
+		log_msg(LVL_ERROR, "kept the claim: cannot deconfigure the VF",
+		    "{s:s, s:s}", "vf", vf, "error", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The audit line of a release (4.1), after it is durable. */
+static void
+audit_release(struct hook *h, const char *vf, bool deconfigured)
+{
+	struct audit_event ev = { .command = "release", .vf = vf };
+	json_t *extra = json_pack("{s:s, s:s, s:b}", "instance_id",
+	    h->dom.uuid, "domain", h->dom.name, "deconfigured",
+	    deconfigured);
+
+	ev.extra = extra;
+	if (extra == NULL || audit_append(h->store.dir, &ev) == -1)
+		log_msg(LVL_ERROR, "cannot append the audit line", "{s:s, s:s}",
+		    "vf", vf, "error", strerror(errno));
+	json_decref(extra);
+}
+
+int
+claim_release(struct hook *h)
+{
+	struct claim *cl = claims_find_instance(&h->claims, h->dom.uuid);
+	bool deconf = h->conf.libvirt_deconfigure;
+	char vf[VF_ADDR_LEN + 1];
+
+	if (cl == NULL) {
+		log_msg(LVL_INFO, "the domain holds no claim", "{s:s, s:s}",
+		    "instance_id", h->dom.uuid, "domain", h->dom.name);
+		return 0;
+	}
+	memcpy(vf, cl->vf, sizeof(vf));
+	if (deconf && deconfigure(h, vf) == -1)
+		return 0;
+	claims_remove_instance(&h->claims, h->dom.uuid);
+	if (claim_save(h, "cannot persist the release") == -1)
+		return 0;
+	log_msg(LVL_INFO, "released the domain's claim", "{s:s, s:s, s:s, "
+	    "s:b}", "vf", vf, "instance_id", h->dom.uuid, "domain",
+	    h->dom.name, "deconfigured", deconf);
+	audit_release(h, vf, deconf);
+	return 0;
+}

@@ -1,0 +1,103 @@
+/*
+ * libvirt-hook.h - what the parts of libvirt-hook share (SPEC.md 6.6):
+ * src/libvirt-hook.c (the command line), domain.c (the domain XML, read
+ * with libxml2 into struct domain), phases.c (prepare, started, release,
+ * reconnect over the stores) and claim.c (the claim edits under the
+ * store's exclusive lock). Program-side: these log, and return exit
+ * codes.
+ */
+#ifndef LIBVIRT_HOOK_H
+#define LIBVIRT_HOOK_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cli.h"
+#include "placement.h"
+#include "store.h"
+#include "sysfs.h"
+
+/* The largest domain XML accepted. libvirt's own XML of a domain with a
+ * few dozen devices is tens of KiB; Nova's metadata adds a few more. */
+#define DOMAIN_XML_MAX (1024 * 1024)
+
+/* vfsentinel's metadata namespace, its element, and the virtio-serial
+ * port name a guest's vsock-answer serves on (SPEC.md 6.1). */
+#define HOOK_XMLNS "https://vfsentinel.dev/xmlns/libvirt/1"
+#define HOOK_XML_ELEMENT "vgpu"
+#define HOOK_PORT_NAME "org.vfsentinel.0"
+
+#define UUID_LEN 36			/* 8-4-4-4-12 hex digits */
+#define DOMAIN_NAME_MAX 256		/* for logs */
+
+/* What the hook takes from the domain XML; every string validated. */
+struct domain {
+	char uuid[UUID_LEN + 1];	/* lower case; "" when absent */
+	char name[DOMAIN_NAME_MAX];	/* UTF-8, no control characters */
+	long id;			/* <domain id='N'>; -1 when absent */
+	struct vf_list hostdevs;	/* every PCI <hostdev> source */
+	char meta_vf[VF_ADDR_LEN + 1];	/* the metadata's vf=; "" if none */
+	char profile[VGPU_NAME_MAX];	/* the metadata's profile=; "" */
+	bool has_cid;
+	unsigned long cid;		/* <vsock><cid address='N'/> */
+	char channel[PATH_MAX];		/* org.vfsentinel.0 socket; "" */
+	char app_log[PATH_MAX];		/* console file; "" */
+};
+
+/* One run of the hook. */
+struct hook {
+	struct cli cli;
+	struct conf conf;
+	const char *domain_arg;		/* argv: DOMAIN OPERATION SUB EXTRA */
+	const char *op;
+	const char *sub;
+	const char *proc_root;		/* --proc-root, default "/" */
+	struct domain dom;
+	struct vf_list vfs;		/* the domain's NVIDIA VFs here */
+	struct store store;
+	struct health health;
+	struct claims claims;
+	struct vf_inventory inv;
+	struct placement pl;
+};
+
+/* domain.c: reads fd to its end into a new NUL-terminated buffer (the
+ * caller frees it), at most DOMAIN_XML_MAX bytes. NULL with errno (EFBIG
+ * beyond the bound). */
+char *domain_read(int fd, size_t *len);
+
+/* domain.c: parses the XML text into d. 0, or -1 with the reason in
+ * why (no DTD, no entity, no network access ever). */
+int domain_parse(const char *text, size_t len, struct domain *d,
+    char *why, size_t whylen);
+
+void domain_release(struct domain *d);
+
+/* phases.c: the operation of h->op/h->sub; the exit code. */
+int hook_run(struct hook *h);
+
+/* phases.c: refuses a prepare: the JSON log, then the last stderr line,
+ * "vfsentinel: " and msg, plain, for virsh to show. Returns 1. */
+int hook_refuse(const char *msg);
+
+/* claim.c: a new claim of vf for the domain (prepare), with --configure
+ * when the domain names a profile. 0, or a refusal's code. */
+int claim_new(struct hook *h, const struct placement_vf *v);
+
+/* claim.c: fills in the claim's control socket, guest endpoint and
+ * console from the live XML; saves it when that changed it. 0, or 74. */
+int claim_complete(struct hook *h, struct claim *cl);
+
+/* claim.c: records a claim for a VF already configured and held
+ * (reconnect, like vfpick --adopt). 0, or 1 with the reason logged. */
+int claim_adopt(struct hook *h, const char *vf);
+
+/* claim.c: the domain's claim removed (and its VF deconfigured when
+ * libvirt.deconfigure); nothing to release is 0. 0, or 1 logged. */
+int claim_release(struct hook *h);
+
+/* claim.c: the ledger saved; 0, or -1 with the reason logged. */
+int claim_save(struct hook *h, const char *what);
+
+#endif

@@ -1,0 +1,366 @@
+/*
+ * phases.c - what libvirt-hook does at each of libvirt's qemu hook calls
+ * (SPEC.md 6.6): prepare begin refuses or claims, started begin and
+ * reconnect begin complete the claim (reconnect adopts a missing one),
+ * release end releases it. Only prepare may fail the domain: a non-zero
+ * exit of started or reconnect would make libvirt kill a running guest,
+ * and release cannot be undone, so those log and exit 0.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "log.h"
+#include "libvirt-hook.h"
+
+enum phase {
+	PHASE_OTHER,
+	PHASE_PREPARE,
+	PHASE_STARTED,
+	PHASE_RELEASE,
+	PHASE_RECONNECT
+};
+
+static enum phase
+phase_of(const char *op, const char *sub)
+{
+	if (strcmp(op, "prepare") == 0 && strcmp(sub, "begin") == 0)
+		return PHASE_PREPARE;
+	if (strcmp(op, "started") == 0 && strcmp(sub, "begin") == 0)
+		return PHASE_STARTED;
+	if (strcmp(op, "release") == 0 && strcmp(sub, "end") == 0)
+		return PHASE_RELEASE;
+	if (strcmp(op, "reconnect") == 0 && strcmp(sub, "begin") == 0)
+		return PHASE_RECONNECT;
+	return PHASE_OTHER;
+}
+
+int
+hook_refuse(const char *msg)
+{
+	log_msg(LVL_ERROR, "refused the domain's start", "{s:s}", "reason",
+	    msg);
+	/* virsh shows the hook's stderr: one plain sentence, last. */
+	(void)dprintf(STDERR_FILENO, "vfsentinel: %s\n", msg);
+	return EXIT_NO;
+}
+
+/* True if vf is an NVIDIA vGPU VF of this host (4.3's inventory: it has
+ * nvidia/creatable_vgpu_types). */
+static bool
+nvidia_vf(const struct hook *h, const char *vf)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	return sysfs_vf_path(h->conf.sysfs_root, vf,
+	    "nvidia/creatable_vgpu_types", path, sizeof(path)) == 0 &&
+	    stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int
+add_vf(struct vf_list *l, const char *vf)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->v[i], vf) == 0)
+			return 0;
+	return vf_list_add(l, vf);
+}
+
+/*
+ * The domain's VFs of this host into h->vfs. A metadata VF that is not
+ * one is refused at prepare (the launcher means to plug it), ignored
+ * after. 0, or an exit code.
+ */
+static int
+find_vfs(struct hook *h, enum phase ph)
+{
+	char msg[256];
+	size_t i;
+
+	for (i = 0; i < h->dom.hostdevs.n; i++)
+		if (nvidia_vf(h, h->dom.hostdevs.v[i]) &&
+		    add_vf(&h->vfs, h->dom.hostdevs.v[i]) == -1)
+			return log_fail(EX_OSERR, "out of memory", NULL);
+	if (h->dom.meta_vf[0] == '\0')
+		return 0;
+	if (nvidia_vf(h, h->dom.meta_vf))
+		return add_vf(&h->vfs, h->dom.meta_vf) == -1 ?
+		    log_fail(EX_OSERR, "out of memory", NULL) : 0;
+	(void)snprintf(msg, sizeof(msg), "VF %s named in the domain's "
+	    "vfsentinel metadata is not a vGPU VF of this host; fix the "
+	    "metadata", h->dom.meta_vf);
+	if (ph == PHASE_PREPARE)
+		return hook_refuse(msg);
+	log_msg(LVL_WARN, msg, NULL);
+	return 0;
+}
+
+/* Takes the store's exclusive lock within libvirt.lock_timeout. 0, or
+ * -1 with the reason in msg. */
+static int
+lock_store(struct hook *h, char *msg, size_t len)
+{
+	if (store_init(&h->store, h->conf.data_dir) == -1) {
+		(void)snprintf(msg, len, "the data directory path is too long");
+		return -1;
+	}
+	if (store_lock(&h->store, true, h->conf.libvirt_lock_timeout) == 0)
+		return 0;
+	if (h->store.unavailable)
+		(void)snprintf(msg, len, "the VF health state is unavailable "
+		    "(%.600s)", h->store.why);
+	else if (errno == EWOULDBLOCK)
+		(void)snprintf(msg, len, "gave up waiting %u s for the store "
+		    "lock %.600s; try again", h->conf.libvirt_lock_timeout,
+		    h->store.lock_path);
+	else
+		(void)snprintf(msg, len, "cannot lock %.600s: %s",
+		    h->store.lock_path, strerror(errno));
+	return -1;
+}
+
+/* Loads the health state, the ledger, the inventory and the placement
+ * under the lock. 0, or -1 with the reason in msg. */
+static int
+load_all(struct hook *h, char *msg, size_t len)
+{
+	size_t skipped = 0;
+
+	if (health_load(&h->store, &h->health, h->conf.threshold) == -1 ||
+	    claims_load(&h->store, &h->claims) == -1) {
+		(void)snprintf(msg, len, "the VF health state is unavailable "
+		    "(%.600s); fix it (vfstore check) and start again",
+		    h->store.why);
+		return -1;
+	}
+	if (sysfs_inventory(h->conf.sysfs_root, &h->inv, &skipped) == -1 ||
+	    placement_build(&h->pl, &h->inv, &h->health, &h->claims) == -1) {
+		(void)snprintf(msg, len, "cannot list the host's VFs: %s",
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* "; pick another with vfpick --profile 'P'" when a profile is named. */
+static void
+pick_hint(const struct hook *h, char *buf, size_t len)
+{
+	if (h->dom.profile[0] != '\0')
+		(void)snprintf(buf, len, "; pick another with vfpick "
+		    "--profile '%s'", h->dom.profile);
+	else
+		(void)snprintf(buf, len, "; pick another VF (vfpick "
+		    "--profile NAME)");
+}
+
+/* Why v may not be claimed for the domain, into msg; NULL if it may. */
+static const char *
+prepare_refusal(const struct hook *h, const struct placement_vf *v,
+    char *msg, size_t len)
+{
+	const char *vf = v->vi->addr;
+	char hint[VGPU_NAME_MAX + 64];
+
+	pick_hint(h, hint, sizeof(hint));
+	if (v->quarantined && v->rec != NULL && v->rec->nfailures > 0)
+		(void)snprintf(msg, len, "VF %s is quarantined (%zu failed "
+		    "assignments)%s", vf, v->rec->nfailures, hint);
+	else if (v->quarantined)
+		(void)snprintf(msg, len, "VF %s is quarantined by an "
+		    "operator%s", vf, hint);
+	else if (v->claim != NULL)
+		(void)snprintf(msg, len, "VF %s is claimed by instance "
+		    "%.256s%s", vf, v->claim->instance_id, hint);
+	else if (v->state == PLACEMENT_DIRTY)
+		(void)snprintf(msg, len, "VF %s is configured (vGPU type %u) "
+		    "without a claim; free it with vfstore deconfigure --vf %s "
+		    "or, if a running VM holds it, record that with vfpick "
+		    "--adopt", vf, v->vi->current_type, vf);
+	else if (h->dom.profile[0] != '\0' &&
+	    placement_type_id(v->vi, h->dom.profile) == 0)
+		(void)snprintf(msg, len, "VF %s does not offer profile '%s'%s",
+		    vf, h->dom.profile, hint);
+	else
+		return NULL;
+	return msg;
+}
+
+/* prepare begin: refuse, keep the domain's claim, or claim the VF. */
+static int
+prepare(struct hook *h)
+{
+	const struct placement_vf *v;
+	const struct claim *held;
+	const char *vf = h->vfs.v[0];
+	char msg[1024];
+
+	if (h->vfs.n > 1) {
+		(void)snprintf(msg, sizeof(msg), "the domain has %zu vGPU VFs "
+		    "(%s, %s%s); vfsentinel tracks one VF per domain",
+		    h->vfs.n, h->vfs.v[0], h->vfs.v[1], h->vfs.n > 2 ? ", ..." :
+		    "");
+		return hook_refuse(msg);
+	}
+	if (lock_store(h, msg, sizeof(msg)) == -1 ||
+	    load_all(h, msg, sizeof(msg)) == -1)
+		return hook_refuse(msg);
+	held = claims_find_instance(&h->claims, h->dom.uuid);
+	if (held != NULL && strcmp(held->vf, vf) == 0) {
+		log_msg(LVL_INFO, "the domain already holds the claim",
+		    "{s:s, s:s, s:s}", "vf", vf, "instance_id", h->dom.uuid,
+		    "domain", h->dom.name);
+		return 0;
+	}
+	if (held != NULL) {
+		(void)snprintf(msg, sizeof(msg), "instance %s already holds "
+		    "VF %s, not %s; release it first (vfstore release "
+		    "--instance %s)", h->dom.uuid, held->vf, vf, h->dom.uuid);
+		return hook_refuse(msg);
+	}
+	if ((v = placement_find(&h->pl, vf)) == NULL) {
+		(void)snprintf(msg, sizeof(msg), "VF %s cannot be read from "
+		    "sysfs", vf);
+		return hook_refuse(msg);
+	}
+	if (prepare_refusal(h, v, msg, sizeof(msg)) != NULL)
+		return hook_refuse(msg);
+	return claim_new(h, v);
+}
+
+/* started begin: complete the domain's claim from the live XML. */
+static int
+started(struct hook *h)
+{
+	struct claim *cl;
+	char msg[1024];
+
+	if (lock_store(h, msg, sizeof(msg)) == -1)
+		return log_fail(0, "cannot complete the claim", "{s:s}",
+		    "error", msg);
+	if (claims_load(&h->store, &h->claims) == -1)
+		return log_fail(0, "cannot complete the claim: VF claims "
+		    "unavailable", "{s:s}", "error", h->store.why);
+	if ((cl = claims_find_instance(&h->claims, h->dom.uuid)) == NULL) {
+		log_msg(LVL_WARN, "the domain holds no claim to complete",
+		    "{s:s, s:s, s:s}", "vf", h->vfs.v[0], "instance_id",
+		    h->dom.uuid, "domain", h->dom.name);
+		return 0;
+	}
+	return claim_complete(h, cl);
+}
+
+/* release end: release the domain's claim; idempotent. */
+static int
+release(struct hook *h)
+{
+	char msg[1024];
+
+	if (lock_store(h, msg, sizeof(msg)) == -1)
+		return log_fail(0, "cannot release the claim", "{s:s}",
+		    "error", msg);
+	if (claims_load(&h->store, &h->claims) == -1)
+		return log_fail(0, "cannot release the claim: VF claims "
+		    "unavailable", "{s:s}", "error", h->store.why);
+	return claim_release(h);
+}
+
+/* reconnect begin: the running domain's claim exists (adopted if not)
+ * and is complete. */
+static int
+reconnect(struct hook *h)
+{
+	struct claim *cl;
+	char msg[1024];
+
+	if (lock_store(h, msg, sizeof(msg)) == -1 ||
+	    load_all(h, msg, sizeof(msg)) == -1)
+		return log_fail(0, "cannot check the claim", "{s:s}", "error",
+		    msg);
+	cl = claims_find_instance(&h->claims, h->dom.uuid);
+	if (cl == NULL && claim_adopt(h, h->vfs.v[0]) != 0)
+		return 0;
+	cl = claims_find_instance(&h->claims, h->dom.uuid);
+	if (cl != NULL && strcmp(cl->vf, h->vfs.v[0]) != 0) {
+		log_msg(LVL_ERROR, "the domain's claim names another VF",
+		    "{s:s, s:s, s:s}", "vf", h->vfs.v[0], "claimed_vf", cl->vf,
+		    "instance_id", h->dom.uuid);
+		return 0;
+	}
+	return cl != NULL ? claim_complete(h, cl) : 0;
+}
+
+/* Reads and parses stdin; 0, or -1 with the reason in msg. */
+static int
+read_domain(struct hook *h, char *msg, size_t len)
+{
+	char why[512];
+	size_t n = 0;
+	char *text = domain_read(STDIN_FILENO, &n);
+	int rc;
+
+	if (text == NULL) {
+		(void)snprintf(msg, len, "cannot read the domain XML: %s",
+		    errno == EFBIG ? "over 1 MiB" : strerror(errno));
+		return -1;
+	}
+	rc = domain_parse(text, n, &h->dom, why, sizeof(why));
+	free(text);
+	if (rc == -1)
+		(void)snprintf(msg, len, "bad domain XML: %s", why);
+	return rc;
+}
+
+/* Reads the domain and its VFs of this host; 0 and *none when there
+ * are none, or an exit code. */
+static int
+domain_vfs(struct hook *h, enum phase ph, bool *none)
+{
+	char msg[1024];
+	int code;
+
+	*none = true;
+	if (read_domain(h, msg, sizeof(msg)) == -1)
+		return ph == PHASE_PREPARE ? hook_refuse(msg) :
+		    log_fail(0, msg, NULL);
+	if ((code = find_vfs(h, ph)) != 0 || h->vfs.n == 0)
+		return ph == PHASE_PREPARE ? code : 0;
+	if (h->dom.uuid[0] == '\0') {
+		(void)snprintf(msg, sizeof(msg), "the domain has no <uuid>");
+		return ph == PHASE_PREPARE ? hook_refuse(msg) :
+		    log_fail(0, msg, NULL);
+	}
+	*none = false;
+	return 0;
+}
+
+int
+hook_run(struct hook *h)
+{
+	enum phase ph = phase_of(h->op, h->sub);
+	bool none;
+	int code;
+
+	if (ph == PHASE_OTHER)
+		return 0;
+	/* A domain without a VF of this host costs one parse: the stores
+	 * are neither read nor written (a broken store never blocks it). */
+	if ((code = domain_vfs(h, ph, &none)) != 0 || none)
+		return code;
+	switch (ph) {
+	case PHASE_PREPARE:
+		return prepare(h);
+	case PHASE_STARTED:
+		return started(h);
+	case PHASE_RELEASE:
+		return release(h);
+	default:
+		return reconnect(h);
+	}
+}

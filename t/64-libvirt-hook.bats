@@ -1,0 +1,296 @@
+#!/usr/bin/env bats
+# 64-libvirt-hook.bats - libvirt-hook without libvirt (SPEC.md 6.6): the
+# domain XML on stdin as libvirtd writes it, a fake host; each phase, the
+# refusals of prepare, and hostile XML. t/69-libvirt-real.bats runs the
+# same hook under a real libvirtd.
+
+load helpers
+load lib/placement
+load lib/libvirt
+
+setup() {
+	vfs_setup
+	hook_host
+	PIDS=""
+}
+
+teardown() {
+	kill_pids
+}
+
+@test "usage: --help exits 0; a wrong argument count is 64" {
+	run -0 libvirt-hook --help
+	assert_output --partial "DOMAIN OPERATION SUB-OPERATION EXTRA"
+	run -64 libvirt-hook vm-a prepare begin
+	assert_output --partial "expected DOMAIN OPERATION SUB-OPERATION EXTRA"
+}
+
+@test "prepare claims the hostdev VF for the domain's UUID and writes the metadata's profile" {
+	domain_xml hostdev=$VF4 profile="$P12" \
+		uuid=0B4B2E53-1D7A-4F8B-9E3B-1234567890AB >"$T/dom.xml"
+	run -0 --separate-stderr hook prepare begin
+	assert_output ""
+	assert_equal "$(claim_field $UUID1 vf_address)" $VF4
+	assert_equal "$(claim_field $UUID1 profile)" "$P12"
+	assert_equal "$(claim_field $UUID1 type_id)" 1160
+	assert_equal "$(current $VF4)" 1160
+	assert_equal "$(jq -r .msg <<<"${stderr_lines[0]}")" "claimed VF for the domain"
+}
+
+@test "prepare keeps a claim the domain already holds (same claimed_at)" {
+	claim $VF4 $UUID1
+	domain_xml hostdev=$VF4 profile="$P12" >"$T/dom.xml"
+	sum=$(sha "$DATA/gpu/vf-claims.json")
+	run -0 --separate-stderr hook prepare begin
+	assert_equal "$(sha "$DATA/gpu/vf-claims.json")" "$sum"
+	assert_equal "$(current $VF4)" 0
+}
+
+@test "prepare refuses a quarantined VF: exit 1, one plain last line naming VF, reason and what to do" {
+	record_failures $VF4 2
+	domain_xml hostdev=$VF4 profile="$P12" >"$T/dom.xml"
+	run -1 --separate-stderr hook prepare begin
+	assert_equal "${stderr_lines[-1]}" "vfsentinel: VF $VF4 is quarantined (2 failed assignments); pick another with vfpick --profile 'NVIDIA L40S-12Q'"
+	assert_file_not_exists "$DATA/gpu/vf-claims.json"
+	assert_equal "$(current $VF4)" 0
+	quarantine $VF5
+	domain_xml meta_vf=$VF5 >"$T/dom.xml"
+	run -1 --separate-stderr hook prepare begin
+	assert_equal "${stderr_lines[-1]}" "vfsentinel: VF $VF5 is quarantined by an operator; pick another VF (vfpick --profile NAME)"
+}
+
+@test "prepare refuses a VF claimed by another instance, a dirty VF, a profile it lacks, two VFs" {
+	claim $VF4 other-vm
+	domain_xml hostdev=$VF4 >"$T/dom.xml"
+	run -1 --separate-stderr hook prepare begin
+	assert_equal "${stderr_lines[-1]}" "vfsentinel: VF $VF4 is claimed by instance other-vm; pick another VF (vfpick --profile NAME)"
+	echo 1161 >"$(vfdir $VF5)/nvidia/current_vgpu_type"
+	domain_xml hostdev=$VF5 >"$T/dom.xml"
+	run -1 --separate-stderr hook prepare begin
+	assert_equal "${stderr_lines[-1]}" "vfsentinel: VF $VF5 is configured (vGPU type 1161) without a claim; free it with vfstore deconfigure --vf $VF5 or, if a running VM holds it, record that with vfpick --adopt"
+	echo 0 >"$(vfdir $VF5)/nvidia/current_vgpu_type"
+	domain_xml hostdev=$VF5 profile="NVIDIA L40S-48Q" >"$T/dom.xml"
+	run -1 --separate-stderr hook prepare begin
+	assert_equal "${stderr_lines[-1]}" "vfsentinel: VF $VF5 does not offer profile 'NVIDIA L40S-48Q'; pick another with vfpick --profile 'NVIDIA L40S-48Q'"
+	domain_xml hostdev=$VF5 meta_vf=$VF4 >"$T/dom.xml"
+	run -1 --separate-stderr hook prepare begin
+	assert_equal "${stderr_lines[-1]}" "vfsentinel: the domain has 2 vGPU VFs ($VF5, $VF4); vfsentinel tracks one VF per domain"
+	assert_equal "$(jq -c '[.claims[].instance_id]' "$DATA/gpu/vf-claims.json")" '["other-vm"]'
+}
+
+@test "prepare fails closed: an unavailable store or a missing gpu dir refuses, nothing written" {
+	echo '{"version":1,"records":' >"$DATA/gpu/vf-health.json"
+	domain_xml hostdev=$VF4 profile="$P12" >"$T/dom.xml"
+	run -1 --separate-stderr hook prepare begin
+	assert_regex "${stderr_lines[-1]}" "^vfsentinel: the VF health state is unavailable \(.+\); fix it \(vfstore check\) and start again$"
+	assert_file_not_exists "$DATA/gpu/vf-claims.json"
+	assert_equal "$(current $VF4)" 0
+	rm -r "$DATA/gpu"
+	run -1 --separate-stderr hook prepare begin
+	assert_regex "${stderr_lines[-1]}" "^vfsentinel: the VF health state is unavailable \(.*vfstore init.*\)$"
+	assert_file_not_exists "$DATA/gpu"
+}
+
+@test "a lock held past libvirt.lock_timeout refuses prepare and is logged by release (exit 0, claim kept)" {
+	echo "libvirt.lock_timeout = 1" >>"$VFSENTINEL_CONF"
+	claim $VF4 $UUID1
+	domain_xml hostdev=$VF4 >"$T/dom.xml"
+	lock_hold "$DATA/gpu/lock"
+	run -1 --separate-stderr hook prepare begin
+	assert_equal "${stderr_lines[-1]}" "vfsentinel: gave up waiting 1 s for the store lock $DATA/gpu/lock; try again"
+	run -0 --separate-stderr hook release end
+	assert_equal "$(jq -r .level <<<"${stderr_lines[-1]}")" error
+	assert_output --partial ""
+	lock_release
+	assert_equal "$(claim_field $UUID1 vf_address)" $VF4
+}
+
+@test "started completes the claim: QMP monitor socket, vsock endpoint, console log" {
+	domain_xml hostdev=$VF4 profile="$P12" >"$T/dom.xml"
+	run -0 hook prepare begin
+	mkdir -p "$QEMU_DIR/domain-7-vm-a"
+	unix_listen "$QEMU_DIR/domain-7-vm-a/monitor.sock"
+	domain_xml id=7 hostdev=$VF4 profile="$P12" cid=42 \
+		console="$T/console.log" >"$T/dom.xml"
+	run -0 --separate-stderr hook started begin
+	assert_equal "$(claim_field $UUID1 control_socket)" "$QEMU_DIR/domain-7-vm-a/monitor.sock"
+	assert_equal "$(claim_field $UUID1 vsock)" vsock:42:2222
+	assert_equal "$(claim_field $UUID1 app_log)" "$T/console.log"
+	assert_equal "$(jq -r .msg <<<"${stderr_lines[-1]}")" "completed the claim"
+	# Again: nothing changes, nothing is written.
+	sum=$(sha "$DATA/gpu/vf-claims.json")
+	run -0 --separate-stderr hook started begin
+	assert_equal "$(sha "$DATA/gpu/vf-claims.json")" "$sum"
+	assert_equal "$(jq -r .msg <<<"${stderr_lines[-1]}")" "the claim is complete"
+}
+
+@test "release end releases and deconfigures the domain's VF, audited; again is exit 0" {
+	domain_xml hostdev=$VF4 profile="$P12" >"$T/dom.xml"
+	run -0 hook prepare begin
+	assert_equal "$(current $VF4)" 1160
+	run -0 --separate-stderr hook release end
+	assert_equal "$(jq -c .claims "$DATA/gpu/vf-claims.json")" '[]'
+	assert_equal "$(current $VF4)" 0
+	run -0 jq -c '[.prog, .command, .vf, .instance_id, .deconfigured]' "$DATA/gpu/audit.jsonl"
+	assert_output "[\"libvirt-hook\",\"release\",\"$VF4\",\"$UUID1\",true]"
+	sum=$(sha "$DATA/gpu/vf-claims.json")
+	run -0 --separate-stderr hook release end
+	assert_equal "$(sha "$DATA/gpu/vf-claims.json")" "$sum"
+	assert_equal "$(jq -r .msg <<<"${stderr_lines[-1]}")" "the domain holds no claim"
+}
+
+@test "libvirt.deconfigure = false releases the claim and keeps the VF's type" {
+	echo "libvirt.deconfigure = false" >>"$VFSENTINEL_CONF"
+	domain_xml hostdev=$VF4 profile="$P12" >"$T/dom.xml"
+	run -0 hook prepare begin
+	run -0 hook release end
+	assert_equal "$(jq -c .claims "$DATA/gpu/vf-claims.json")" '[]'
+	assert_equal "$(current $VF4)" 1160
+	echo "libvirt.deconfigure = yes" >>"$VFSENTINEL_CONF"
+	run -78 hook release end
+	assert_output --partial "expected true or false"
+}
+
+@test "release keeps the claim while a process holds the VF's VFIO device" {
+	domain_xml hostdev=$VF4 profile="$P12" >"$T/dom.xml"
+	run -0 hook prepare begin
+	mkdir -p "$T/groups/87" "$T/proc/1234/fd"
+	ln -s "../../../groups/87" "$(vfdir $VF4)/iommu_group"
+	ln -s /dev/vfio/87 "$T/proc/1234/fd/9"
+	run -0 --separate-stderr libvirt-hook --proc-root "$T" vm-a release end - <"$T/dom.xml"
+	assert_equal "$(jq -r .msg <<<"${stderr_lines[-1]}")" "kept the claim: cannot deconfigure the VF"
+	assert_equal "$(claim_field $UUID1 vf_address)" $VF4
+	assert_equal "$(current $VF4)" 1160
+}
+
+@test "reconnect adopts a running domain's configured VF without a claim, and completes it" {
+	echo 1160 >"$(vfdir $VF4)/nvidia/current_vgpu_type"
+	mkdir -p "$QEMU_DIR/domain-3-vm-a"
+	unix_listen "$QEMU_DIR/domain-3-vm-a/monitor.sock"
+	domain_xml id=3 hostdev=$VF4 console="$T/c.log" >"$T/dom.xml"
+	run -0 --separate-stderr hook reconnect begin
+	assert_equal "$(claim_field $UUID1 vf_address)" $VF4
+	assert_equal "$(claim_field $UUID1 type_id)" 1160
+	assert_equal "$(claim_field $UUID1 profile)" "$P12"
+	assert_equal "$(claim_field $UUID1 control_socket)" "$QEMU_DIR/domain-3-vm-a/monitor.sock"
+	assert_equal "$(claim_field $UUID1 app_log)" "$T/c.log"
+	# No process holds the (fake) VF's VFIO device: adopted with a warning.
+	assert_equal "$(jq -r .level <<<"${stderr_lines[0]}")" warn
+	assert_equal "$(current $VF4)" 1160
+}
+
+@test "reconnect adopts nothing that is quarantined, claimed by another or configured otherwise (exit 0)" {
+	echo 1160 >"$(vfdir $VF4)/nvidia/current_vgpu_type"
+	quarantine $VF4
+	domain_xml id=3 hostdev=$VF4 >"$T/dom.xml"
+	run -0 --separate-stderr hook reconnect begin
+	assert_equal "$(jq -r .reason <<<"${stderr_lines[-1]}")" "VF $VF4 is quarantined"
+	assert_file_not_exists "$DATA/gpu/vf-claims.json"
+	domain_xml id=3 hostdev=$VF5 profile="$P24" >"$T/dom.xml"
+	echo 1160 >"$(vfdir $VF5)/nvidia/current_vgpu_type"
+	run -0 --separate-stderr hook reconnect begin
+	assert_equal "$(jq -r .reason <<<"${stderr_lines[-1]}")" "VF $VF5 is configured with vGPU type 1160, not profile 'NVIDIA L40S-24Q'"
+	assert_file_not_exists "$DATA/gpu/vf-claims.json"
+}
+
+@test "a domain that names its VF only in vfsentinel's metadata is claimed; an unknown one is refused" {
+	domain_xml meta_vf=e3:00.5 profile="$P24" >"$T/dom.xml"
+	run -0 --separate-stderr hook prepare begin
+	assert_equal "$(claim_field $UUID1 vf_address)" $VF5
+	assert_equal "$(current $VF5)" 1161
+	domain_xml uuid=$UUID2 meta_vf=0000:e3:01.0 >"$T/dom.xml"
+	run -1 --separate-stderr hook prepare begin
+	assert_equal "${stderr_lines[-1]}" "vfsentinel: VF 0000:e3:01.0 named in the domain's vfsentinel metadata is not a vGPU VF of this host; fix the metadata"
+}
+
+@test "a domain without a VF of this host: exit 0 and the stores not even read" {
+	echo garbage >"$DATA/gpu/vf-health.json"
+	echo garbage >"$DATA/gpu/vf-claims.json"
+	chmod 000 "$DATA/gpu/vf-health.json"
+	# A NIC VF (not NVIDIA's vendor-VFIO: no creatable_vgpu_types).
+	mk_pcifn "$SYSFS" 0000:17:00.2 8086 1889 020000
+	domain_xml hostdev=0000:17:00.2 >"$T/dom.xml"
+	for op in "prepare begin" "started begin" "release end" "reconnect begin"; do
+		# shellcheck disable=SC2086 # two words
+		# (LeakSanitizer cannot run under ptrace: off for this run.)
+		ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 run -0 \
+			--separate-stderr strace -f -e trace=openat -o "$T/trace" \
+			libvirt-hook vm-a $op - <"$T/dom.xml"
+		assert_equal "$stderr" ""
+		run -1 grep -E "$DATA/gpu" "$T/trace"
+	done
+	domain_xml >"$T/dom.xml"
+	run -0 --separate-stderr hook prepare begin
+	assert_equal "$stderr" ""
+}
+
+@test "other operations exit 0 at once, without reading the XML" {
+	echo 'not xml' >"$T/dom.xml"
+	for op in "start begin" "stopped end" "prepare end" "migrate begin" "restore begin"; do
+		# shellcheck disable=SC2086 # two words
+		run -0 --separate-stderr libvirt-hook vm-a $op - <"$T/dom.xml"
+		assert_equal "$stderr" ""
+	done
+	run -1 --separate-stderr hook prepare begin
+	assert_equal "${stderr_lines[-1]}" "vfsentinel: bad domain XML: domain XML is not well-formed"
+	run -0 --separate-stderr hook release end
+	assert_equal "$(jq -r .level <<<"${stderr_lines[-1]}")" error
+}
+
+@test "hostile XML: entities, external DTD, oversize input and bad addresses are refused, nothing run" {
+	{
+		echo '<?xml version="1.0"?><!DOCTYPE domain [<!ENTITY a "aaaaaaaaaa">'
+		echo '<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">'
+		echo '<!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;"><!ENTITY e "&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;">'
+		echo '<!ENTITY f "&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;"><!ENTITY g "&f;&f;&f;&f;&f;&f;&f;&f;&f;&f;">]>'
+		domain_xml name='&g;' hostdev=$VF4
+	} >"$T/laughs.xml"
+	run -1 --separate-stderr timeout 10 libvirt-hook vm-a prepare begin - <"$T/laughs.xml"
+	assert_regex "${stderr_lines[-1]}" "^vfsentinel: bad domain XML: domain XML (has a DOCTYPE|is not well-formed)"
+	{
+		echo '<?xml version="1.0"?><!DOCTYPE domain SYSTEM "http://127.0.0.1:9/x.dtd" [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+		domain_xml name='&x;' hostdev=$VF4
+	} >"$T/xxe.xml"
+	run -1 --separate-stderr libvirt-hook vm-a prepare begin - <"$T/xxe.xml"
+	assert_equal "${stderr_lines[-1]}" "vfsentinel: bad domain XML: domain XML has a DOCTYPE (libvirt never writes one: refused)"
+	refute_output --partial "root:"
+	{
+		domain_xml hostdev=$VF4 | sed '$d'
+		head -c 1100000 /dev/zero | tr '\0' ' '
+		echo '</domain>'
+	} >"$T/big.xml"
+	run -1 --separate-stderr libvirt-hook vm-a prepare begin - <"$T/big.xml"
+	assert_equal "${stderr_lines[-1]}" "vfsentinel: cannot read the domain XML: over 1 MiB"
+	domain_xml hostdev=$VF4 | sed "s/bus='0xe3'/bus='0x1e3'/" >"$T/dom.xml"
+	run -1 --separate-stderr hook prepare begin
+	assert_equal "${stderr_lines[-1]}" "vfsentinel: bad domain XML: <hostdev> PCI source address is invalid (domain, bus, slot, function)"
+	domain_xml hostdev=$VF4 | sed "s|slot='0x00'|slot='0;touch pwned'|" >"$T/dom.xml"
+	(cd "$T" && run -1 --separate-stderr hook prepare begin)
+	run -1 --separate-stderr hook prepare begin
+	assert_equal "${stderr_lines[-1]}" "vfsentinel: bad domain XML: <hostdev> PCI source address is invalid (domain, bus, slot, function)"
+	domain_xml meta_vf='e3:00.4;id' >"$T/dom.xml"
+	run -1 --separate-stderr hook prepare begin
+	assert_equal "${stderr_lines[-1]}" 'vfsentinel: bad domain XML: invalid metadata VF address "e3:00.4;id" (expected DDDD:BB:DD.F or BB:DD.F, hex)'
+	domain_xml hostdev=$VF4 uuid='$(touch pwned)' >"$T/dom.xml"
+	run -1 --separate-stderr hook prepare begin
+	assert_equal "${stderr_lines[-1]}" "vfsentinel: bad domain XML: <uuid> is not a UUID"
+	domain_xml hostdev=$VF4 console='relative/log' >"$T/dom.xml"
+	run -1 --separate-stderr hook prepare begin
+	assert_equal "${stderr_lines[-1]}" "vfsentinel: bad domain XML: <source path=...> is not an absolute path"
+	assert_file_not_exists "$DATA/gpu/vf-claims.json"
+	assert_file_not_exists "$T/pwned"
+}
+
+@test "names with shell metacharacters are data: logged as JSON, never run" {
+	domain_xml name='vm`touch pwned`$(touch pwned2);|&amp;' hostdev=$VF4 \
+		profile="$P12" console="$T/a b;\$(touch pwned3).log" >"$T/dom.xml"
+	cd "$T"
+	run -0 --separate-stderr hook prepare begin
+	assert_equal "$(jq -r .domain <<<"${stderr_lines[0]}")" 'vm`touch pwned`$(touch pwned2);|&'
+	run -0 --separate-stderr hook started begin
+	assert_equal "$(claim_field $UUID1 app_log)" "$T/a b;\$(touch pwned3).log"
+	run -0 --separate-stderr hook release end
+	assert_file_not_exists "$T/pwned"
+	assert_file_not_exists "$T/pwned2"
+	assert_file_not_exists "$T/pwned3"
+}
