@@ -277,17 +277,28 @@ marker_re() {
 	answer_stop
 }
 
+# open_fds_ge PID N: PID has N descriptors open or more (connections
+# accepted).
+open_fds_ge() {
+	local fds=("/proc/$1/fd/"*)
+	[ "${#fds[@]}" -ge "$2" ]
+}
+
 @test "500 silent clients block neither other clients nor the event input" {
 	answer_start
 	answer-client hold "$SOCK" 500 9 >"$T/hold.out" 3>&- &
 	HOLD_PID=$!
-	sleep 1
+	wait_long open_fds_ge "$ANSWER_PID" 500
 	start=$(date +%s%N)
 	run -0 answer_query
 	assert_output '{"state":"UNKNOWN"}'
 	answer_fail "$NVRM1"
 	wait_for answer_state_is FAILED
-	[ $(( ($(date +%s%N) - start) / 1000000 )) -lt 2000 ]
+	# Blocked by a silent client, the answer would wait for the clients'
+	# close 9 s after they connected; 6 s leaves room for a loaded machine.
+	took=$((($(date +%s%N) - start) / 1000000))
+	echo "answered in $took ms"
+	[ "$took" -lt 6000 ]
 	wait "$HOLD_PID"
 	HOLD_PID=
 	run -0 jq -e '.opened == 500 and .closed == 500' "$T/hold.out"
@@ -331,7 +342,7 @@ marker_re() {
 	answer_start
 	answer-client hold "$SOCK" 1100 4 >"$T/hold.out" 3>&- &
 	HOLD_PID=$!
-	sleep 1
+	wait_long grep -q '"connection cap reached' "$T/answer.log"
 	run -0 answer_query
 	assert_output '{"state":"UNKNOWN"}'
 	wait "$HOLD_PID"
@@ -386,9 +397,106 @@ marker_re() {
 	answer_fail "$NVRM1"
 	wait_for answer_state_is FAILED
 	[ ! -e "$T/state.json" ]
-	sleep 5.5
+	# The retry comes about 5 s later: waited for, not slept through.
+	local start
+	start=$(date +%s%N)
+	wait_long test -s "$T/state.json"
+	echo "written after $((($(date +%s%N) - start) / 1000000)) ms"
 	run -0 jq -r .state "$T/state.json"
 	assert_output FAILED
 	grep -q '"msg":"state file written"' "$T/answer.log"
+	answer_stop
+}
+
+# vport_start SPEC [ARGS...]: vsock-answer on a virtio-serial port
+# (SPEC 6.1) in a fake sysfs $T/sys and device dir $T/dev, where the
+# port's device is a regular file: like a port without a host, a read
+# returns end-of-file at once; what a "host" appends is read, and the
+# replies land after it (the file is a transcript).
+vport_start() {
+	local spec=$1
+	shift
+	vsock-answer --events "$T/ev" --listen "virtio-serial:$spec" \
+	    --sysfs-root "$T/sys" --dev-dir "$T/dev" \
+	    --state-file "$T/state.json" --boot-id-file "$T/boot_id" \
+	    --log-level debug "$@" 2>>"$T/answer.log" 3>&- &
+	ANSWER_PID=$!
+	wait_for grep -q '"virtio-serial port open"' "$T/answer.log"
+}
+
+# vport_fixture ENTRY NAME: a port ENTRY (vport0p1) named NAME.
+vport_fixture() {
+	mkdir -p "$T/sys/sys/class/virtio-ports/$1" "$T/dev"
+	echo "$2" >"$T/sys/sys/class/virtio-ports/$1/name"
+	: >"$T/dev/$1"
+}
+
+# replies_in FILE N: FILE holds at least N reply lines.
+replies_in() {
+	[ "$(grep -c '^{"state"\|^{"error"' "$1")" -ge "$2" ]
+}
+
+@test "virtio-serial: the port is found by its name in sysfs and answers one request at a time" {
+	vport_fixture vport0p1 other.port
+	vport_fixture vport0p2 org.vfsentinel.0
+	vport_start org.vfsentinel.0
+	grep -q '"device":"'"$T"'/dev/vport0p2"' "$T/answer.log"
+	answer_fail "$NVRM1"
+	printf '%s\n' "$REQ" '{"method":"Nope"}' >>"$T/dev/vport0p2"
+	wait_for replies_in "$T/dev/vport0p2" 2
+	run -0 cat "$T/dev/vport0p2"
+	assert_output "$(printf '%s\n' "$REQ" '{"method":"Nope"}' \
+	    "$(jq -cn --arg m "$NVRM1" '{state:"FAILED",failure_message:$m}')" \
+	    '{"error":"unsupported method"}')"
+	assert_equal "$(cat "$T/dev/vport0p1")" ''
+}
+
+@test "virtio-serial: udev's /dev/virtio-ports/NAME wins, and a device path is used as given" {
+	vport_fixture vport0p1 org.vfsentinel.0
+	mkdir -p "$T/dev/virtio-ports"
+	: >"$T/dev/virtio-ports/org.vfsentinel.0"
+	vport_start org.vfsentinel.0
+	echo "$REQ" >>"$T/dev/virtio-ports/org.vfsentinel.0"
+	wait_for replies_in "$T/dev/virtio-ports/org.vfsentinel.0" 1
+	answer_stop
+	: >"$T/port"
+	vport_start "$T/port"
+	echo "$REQ" >>"$T/port"
+	wait_for replies_in "$T/port" 1
+	assert_equal "$(tail -n 1 "$T/port")" '{"state":"UNKNOWN"}'
+	assert_equal "$(cat "$T/dev/vport0p1")" ''
+}
+
+@test "virtio-serial: no host (end of file) drops a partial request, never spins, and a host that comes back is served" {
+	vport_fixture vport0p1 org.vfsentinel.0
+	vport_start org.vfsentinel.0
+	printf '{"method":"Get' >>"$T/dev/vport0p1"
+	wait_for grep -q '"virtio-serial host gone"' "$T/answer.log"
+	echo "$REQ" >>"$T/dev/vport0p1"
+	wait_for replies_in "$T/dev/vport0p1" 1
+	assert_equal "$(tail -n 1 "$T/dev/vport0p1")" '{"state":"UNKNOWN"}'
+	# No host for 2 s: the port is read again every 0.2 s, no more.
+	local t0 t1
+	t0=$(awk '{ print $14 + $15 }' "/proc/$ANSWER_PID/stat")
+	sleep 2
+	t1=$(awk '{ print $14 + $15 }' "/proc/$ANSWER_PID/stat")
+	[ $((t1 - t0)) -le 20 ]
+	echo "$REQ" >>"$T/dev/vport0p1"
+	wait_for replies_in "$T/dev/vport0p1" 2
+	answer_stop
+}
+
+@test "virtio-serial: a port that is not there yet is waited for" {
+	vsock-answer --events "$T/ev" --listen virtio-serial:org.vfsentinel.0 \
+	    --sysfs-root "$T/sys" --dev-dir "$T/dev" \
+	    --state-file "$T/state.json" --boot-id-file "$T/boot_id" \
+	    2>>"$T/answer.log" 3>&- &
+	ANSWER_PID=$!
+	wait_for grep -q '"virtio-serial port not available; waiting"' \
+	    "$T/answer.log"
+	vport_fixture vport0p1 org.vfsentinel.0
+	wait_long grep -q '"virtio-serial port open"' "$T/answer.log"
+	echo "$REQ" >>"$T/dev/vport0p1"
+	wait_for replies_in "$T/dev/vport0p1" 1
 	answer_stop
 }

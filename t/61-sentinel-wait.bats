@@ -124,10 +124,11 @@ out_has() {
 		    --framework-recheck 60 2>"$T/err2" 3>&- || rc=$?
 		echo "$rc" >"$T/rc"
 	} | sleep 1
-	wait_for test -s "$T/rc"
+	wait_long test -s "$T/rc"
 	[ "$(cat "$T/rc")" -eq 74 ]
-	# Gone at 1 s, noticed within 1 s (the re-check is 60 s away).
-	[ $((($(date +%s%N) - t0) / 1000000)) -lt 2500 ]
+	# Gone at 1 s, noticed at once, not at the re-check 60 s away (10 s
+	# leaves room for a loaded machine: one run took over 2.5 s).
+	[ $((($(date +%s%N) - t0) / 1000000)) -lt 10000 ]
 }
 
 @test "metrics: targets listed vs polled, with a VMM killed with SIGKILL" {
@@ -172,6 +173,10 @@ out_has() {
 	: >"$TARGETS"
 	wait_for metric_is vfsentinel_sentinel_targets 0
 	metric_is vfsentinel_sentinel_polled 0
+	# No temporary file left behind, once the poller stopped (while it
+	# runs, a rewrite in progress has one: a loaded run saw it).
+	kill -TERM "$POLLER_PID"
+	wait "$POLLER_PID" || true
 	run find "$T/prom" -name '*.tmp*'
 	assert_output ''
 	# A metrics path under a regular file cannot be written: warn, go on.
