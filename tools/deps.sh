@@ -9,7 +9,7 @@
 set -eu
 
 BUILD_PKGS="gcc make pkg-config libjansson-dev libpci-dev libxml2-dev"
-TEST_PKGS="jq bats bats-support bats-assert bats-file socat runit mandoc strace pciutils procps psmisc python3 python3-prometheus-client clang libclang-rt-14-dev valgrind util-linux e2fsprogs qemu-system-x86 shellcheck groff-base libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients"
+TEST_PKGS="jq bats bats-support bats-assert bats-file socat runit mandoc strace pciutils procps psmisc python3 python3-prometheus-client clang libclang-rt-14-dev valgrind util-linux e2fsprogs qemu-system-x86 busybox-static shellcheck groff-base libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients"
 
 DEB_PKGS="build-essential dpkg-dev debhelper dh-runit lintian fakeroot adduser pkgconf"
 [ "${1:-}" = deb ] && TEST_PKGS="$TEST_PKGS $DEB_PKGS"
@@ -73,3 +73,35 @@ fetch_deb() {	# PACKAGE BINARY
 fetch_deb prometheus promtool
 fetch_deb prometheus-node-exporter prometheus-node-exporter
 exit 0
+
+# Debian's guest kernel for the real-guest tests (t/68-real-guest.bats):
+# vmlinuz and the six modules a virtio-serial port needs, extracted (not
+# installed) into build-tools/guest-kernel/.
+fetch_kernel() {
+	k=$tools/guest-kernel
+	[ -s "$k/vmlinuz" ] && return 0
+	if [ "$(id -u)" != 0 ]; then
+		echo "deps: guest kernel missing; run tools/deps.sh as root" >&2
+		return 0
+	fi
+	apt_update
+	pkg=$(apt-cache depends linux-image-amd64 |
+	    sed -n 's/^ *Depends: \(linux-image-[0-9].*-amd64\)$/\1/p' | head -n 1)
+	[ -n "$pkg" ] || { echo "deps: no linux-image-amd64 dependency" >&2; return 1; }
+	d=$(mktemp -d)
+	(cd "$d" && apt-get download -qq "$pkg" >/dev/null 2>&1) ||
+	    { rm -rf "$d"; echo "deps: cannot download $pkg" >&2; return 1; }
+	dpkg-deb -x "$d"/"$pkg"_*.deb "$d/x"
+	rm -rf "$k.new"
+	mkdir -p "$k.new/modules"
+	cp "$d"/x/boot/vmlinuz-* "$k.new/vmlinuz"
+	for m in virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev \
+	    virtio_pci virtio_console; do
+		find "$d/x/lib/modules" -name "$m.ko*" -exec cp {} "$k.new/modules/" \;
+	done
+	echo "${pkg#linux-image-}" >"$k.new/version"
+	rm -rf "$d" "$k"
+	mv "$k.new" "$k"
+	echo "deps: extracted $pkg (vmlinuz, virtio-serial modules) into $k"
+}
+fetch_kernel
