@@ -11,7 +11,10 @@
  *
  * Output: no data on stdout. On each connection to --listen (vsock:PORT
  * or unix:PATH): one request line {"method":"GetGPUInitStatus"}, one reply
- * line ({"state":...}, or {"error":...}), close. With --console, markers
+ * line ({"state":...}, or {"error":...}), close. On virtio-serial:NAME or
+ * virtio-serial:/dev/PATH (SPEC 6.1): the same lines, one request and
+ * its reply at a time, on one stream to whichever host is connected
+ * (vsock-answer/vport.h). With --console, markers
  * for the serial-console transport (three identical lines per event).
  *
  * One poll loop serves everything: sockets and the console are
@@ -57,6 +60,7 @@ static const char usage[] =
     "usage: vsock-answer [-c FILE] [--log-level LEVEL] [--events PATH | -]\n"
     "                    [--listen ENDPOINT] [--state-file PATH]\n"
     "                    [--boot-id-file PATH] [--console PATH]\n"
+    "                    [--sysfs-root DIR] [--dev-dir DIR]\n"
     "\n"
     "Holds the guest's GPU init state, fed by kmsg-watch and gpu-probe, and\n"
     "answers the host's GetGPUInitStatus.\n"
@@ -68,14 +72,18 @@ static const char usage[] =
     "  --log-level LEVEL     debug, info, warn or error (default info)\n"
     "  --events PATH|-       event input: a FIFO (created if missing), a\n"
     "                        regular file, or - for standard input\n"
-    "  --listen ENDPOINT     vsock:PORT or unix:PATH (default\n"
-    "                        vsock:guest.vsock_port)\n"
+    "  --listen ENDPOINT     vsock:PORT, unix:PATH, virtio-serial:NAME (a\n"
+    "                        port by its name) or virtio-serial:/dev/PATH\n"
+    "                        (default vsock:guest.vsock_port)\n"
     "  --state-file PATH     the state, written on every change and restored\n"
     "                        within one boot\n"
     "  --boot-id-file PATH   where the boot id is read (default\n"
     "                        /proc/sys/kernel/random/boot_id)\n"
     "  --console PATH        also write the serial-console markers\n"
     "                        (HYPEMAN-GPU-INIT-OK/FAILED) to PATH\n"
+    "  --sysfs-root DIR      prefix for /sys, where a virtio-serial port's\n"
+    "                        name is found (default sysfs_root, else /)\n"
+    "  --dev-dir DIR         where the port's device is (default /dev)\n"
     "  -h, --help            print this help and exit\n"
     "  --version             print the version and exit\n";
 
@@ -84,7 +92,8 @@ enum {
 	OPT_LISTEN,
 	OPT_STATE_FILE,
 	OPT_BOOT_ID_FILE,
-	OPT_CONSOLE
+	OPT_CONSOLE,
+	OPT_DEV_DIR
 };
 
 static void
@@ -97,6 +106,7 @@ parse_args(struct answer *a, int argc, char **argv)
 		{ "state-file", required_argument, NULL, OPT_STATE_FILE },
 		{ "boot-id-file", required_argument, NULL, OPT_BOOT_ID_FILE },
 		{ "console", required_argument, NULL, OPT_CONSOLE },
+		{ "dev-dir", required_argument, NULL, OPT_DEV_DIR },
 		{ 0 }
 	};
 	const char *listen = NULL;
@@ -122,12 +132,17 @@ parse_args(struct answer *a, int argc, char **argv)
 		case OPT_CONSOLE:
 			a->console_path = optarg;
 			break;
+		case OPT_DEV_DIR:
+			a->dev_dir = optarg;
+			break;
 		default:
 			cli_bad_option(&cli, argv);
 		}
 	}
 	if (optind != argc)
 		cli_usage_error(&cli, "unexpected argument");
+	(void)snprintf(a->sysfs_root, sizeof(a->sysfs_root), "%s",
+	    conf.sysfs_root);		/* fits: both are PATH_MAX */
 	cli_finish(&cli, &conf);
 	if (listen == NULL)
 		(void)snprintf(a->listen, sizeof(a->listen), "vsock:%u",
@@ -347,6 +362,22 @@ answer_request(void *ctx, const char *line, size_t len)
 		return a->unsupported;
 	return a->reply;
 }
+/* --listen virtio-serial: one port, one host (vport.h); the port is
+ * looked for at the first turn of the loop. */
+static int
+vserial_open(struct answer *a)
+{
+	a->vserial = true;
+	a->pfds = malloc(POLL_FIXED * sizeof(*a->pfds));
+	if (a->pfds == NULL || vport_init(&a->port, a->listen +
+	    strlen("virtio-serial:"), a->sysfs_root, a->dev_dir,
+	    GUEST_REQUEST_MAX, answer_request, a) < 0)
+		return log_fail(EX_OSERR, "out of memory", NULL);
+	log_msg(LVL_INFO, "serving a virtio-serial port", "{s:s, s:s}",
+	    "endpoint", a->listen, "state", guest_state_name(a->state));
+	return 0;
+}
+
 
 /*
  * Listens, with the connection cap CLIENT_MAX within the descriptor
@@ -360,6 +391,8 @@ listen_open(struct answer *a)
 
 	if (endpoint_parse_listen(a->listen, &ep) < 0)
 		return log_fail(EX_USAGE, "invalid listen endpoint", "{s:s}",
+	if (ep.kind == EP_VSERIAL)
+		return vserial_open(a);
 		    "endpoint", a->listen);
 	a->listen_fd = endpoint_listen(&ep);
 	if (a->listen_fd < 0)
@@ -401,12 +434,15 @@ poll_prepare(struct answer *a, long long *timeout)
 	long long now = io_now_ms(), until = now + 60000;
 	size_t n;
 
+	if (a->vserial)
+		vport_poll_fill(&a->port, &a->pfds[0], &until);
 	a->pfds[0] = (struct pollfd){ .fd = a->listen_fd, .events = POLLIN };
 	a->pfds[1] = (struct pollfd){ .fd = a->events_done ? -1 :
 	    a->events_fd, .events = POLLIN };
 	a->pfds[2] = (struct pollfd){ .fd = a->con_len > 0 ? a->console_fd :
 	    -1, .events = POLLOUT };
-	n = lineserv_poll_fill(&a->serv, a->pfds + POLL_FIXED, &until);
+	n = a->vserial ? 0 : lineserv_poll_fill(&a->serv, a->pfds +
+	    POLL_FIXED, &until);
 	if (a->save_pending && a->save_at < until)
 		until = a->save_at;
 	*timeout = until > now ? until - now : 0;
@@ -435,10 +471,14 @@ serve(struct answer *a, const sigset_t *mask)
 			events_read(a);
 		if (a->pfds[2].revents != 0)
 			console_flush(a);
-		lineserv_service(&a->serv, a->pfds + POLL_FIXED,
-		    n - POLL_FIXED);
-		if (a->pfds[0].revents != 0)
-			clients_accept(a);
+		if (a->vserial) {
+			vport_service(&a->port, a->pfds[0].revents);
+		} else {
+			lineserv_service(&a->serv, a->pfds + POLL_FIXED,
+			    n - POLL_FIXED);
+			if (a->pfds[0].revents != 0)
+				clients_accept(a);
+		}
 		if (a->save_pending && io_now_ms() >= a->save_at)
 			state_save(a);
 	}
@@ -469,6 +509,8 @@ answer_open(struct answer *a)
 static void
 answer_release(struct answer *a)
 {
+	if (a->vserial)
+		vport_release(&a->port);
 	lineserv_release(&a->serv);
 	jsonl_reader_release(&a->events);
 	if (a->events_fd > STDIN_FILENO)
@@ -491,6 +533,7 @@ main(int argc, char **argv)
 	struct answer a = {
 		.events_path = "/run/vfsentinel/events",
 		.state_path = "/run/vfsentinel/gpu-init.json",
+		.dev_dir = "/dev",
 		.boot_id_path = "/proc/sys/kernel/random/boot_id",
 		.console_fd = -1,
 		.listen_fd = -1

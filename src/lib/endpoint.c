@@ -1,6 +1,6 @@
 /*
- * endpoint.c - parse, dial and listen on vsock:, hvsock: and unix:
- * endpoints.
+ * endpoint.c - parse, dial and listen on vsock:, hvsock:, unix: and
+ * virtio-serial: endpoints.
  *
  * AF_VSOCK exists only where the kernel has a vsock transport; on a host
  * without one socket() fails with EAFNOSUPPORT, which callers report like
@@ -90,6 +90,10 @@ endpoint_parse(const char *s, struct endpoint *ep)
 		ep->kind = EP_UNIX;
 		return set_path(ep, s + 5, strlen(s + 5));
 	}
+	if (strncmp(s, "virtio-serial:", 14) == 0) {
+		ep->kind = EP_VSERIAL;
+		return set_path(ep, s + 14, strlen(s + 14));
+	}
 	return einval();
 }
 
@@ -105,6 +109,10 @@ endpoint_parse_listen(const char *s, struct endpoint *ep)
 	if (strncmp(s, "unix:", 5) == 0) {
 		ep->kind = EP_UNIX;
 		return set_path(ep, s + 5, strlen(s + 5));
+	}
+	if (strncmp(s, "virtio-serial:", 14) == 0) {
+		ep->kind = EP_VSERIAL;
+		return set_path(ep, s + 14, strlen(s + 14));
 	}
 	return einval();
 }
@@ -178,7 +186,7 @@ endpoint_listen(const struct endpoint *ep)
 	socklen_t len = make_addr(ep, &ss);
 	int fd, saved;
 
-	if (ep->kind == EP_HVSOCK) {
+	if (ep->kind == EP_HVSOCK || ep->kind == EP_VSERIAL) {
 		errno = EINVAL;
 		return -1;
 	}

@@ -7,7 +7,12 @@
  *                                 a line starting "OK " (PORT is after the
  *                                 last colon)
  *               unix:PATH         AF_UNIX stream socket
- * Listen forms: vsock:PORT, unix:PATH
+ *               virtio-serial:PATH  the host side of a virtio-serial
+ *                                 port: the VMM's chardev Unix socket
+ *                                 (SPEC 6.1), dialled as unix:
+ * Listen forms: vsock:PORT, unix:PATH, virtio-serial:NAME (a port
+ *               name) or virtio-serial:/PATH (the port's device); the
+ *               caller opens a port itself (endpoint_listen refuses it)
  */
 #ifndef VFS_ENDPOINT_H
 #define VFS_ENDPOINT_H
@@ -17,13 +22,16 @@
 enum endpoint_kind {
 	EP_VSOCK,
 	EP_HVSOCK,
-	EP_UNIX
+	EP_UNIX,
+	EP_VSERIAL
 };
 
 struct endpoint {
 	enum endpoint_kind kind;
 	unsigned cid;				/* EP_VSOCK dial */
 	unsigned port;				/* EP_VSOCK, EP_HVSOCK */
+	/* unix:, hvsock:, virtio-serial: (a port name or device when
+	 * listening) */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
 

@@ -17,11 +17,16 @@
 #include "guestproto.h"
 #include "jsonl.h"
 #include "lineserv.h"
+#include "vport.h"
 
 struct answer {
 	const char *events_path, *state_path;
 	const char *boot_id_path, *console_path;
 	char listen[PATH_MAX];
+	char sysfs_root[PATH_MAX];	/* for a virtio-serial port's name */
+	const char *dev_dir;		/* where its device is (/dev) */
+	bool vserial;			/* --listen virtio-serial: */
+	struct vport port;		/* ... its port, SPEC 6.1 */
 	char boot_id[64];
 	enum guest_state state;
 	char *message;			/* owned, FAILED only */
