@@ -17,9 +17,11 @@
  * unsupported_agent; a scan that cannot list its targets writes
  * {"check":"list_error","error":...}. A failed or ok line is written only
  * after re-reading the targets (confirm.h): it is dropped when the
- * instance now holds another VF or claim time. With --source log it
- * tails each target's console log (app_log) instead and writes failed/ok
- * for marker lines.
+ * instance now holds another VF or claim time. Each target's agent
+ * endpoint (vsock) is polled and its console log (app_log) tailed, for
+ * the marker lines and the guest kernel's own RmInitAdapter line
+ * (sentinel.console_kernel_lines, SPEC 6.2); --source restricts it to
+ * one kind.
  *
  * While no VF has the vendor-VFIO vGPU framework (SR-IOV is often
  * enabled after the services start at boot) it polls nothing and
@@ -81,8 +83,8 @@ static const char usage[] =
     "                        sentinel.timeout, 5)\n"
     "  --targets FILE|-      read the targets from JSON lines instead of the\n"
     "                        claims ledger\n"
-    "  --source vsock|log    where guest states come from: the guest agent,\n"
-    "                        or the VM's console log (default vsock)\n"
+    "  --source vsock|log    only the guest agent, or only the VM's console\n"
+    "                        log (default: each target's endpoint and log)\n"
     "  --proc-root DIR       read the Unix socket table from\n"
     "                        DIR/proc/net/unix, for tests (default /)\n"
     "  --framework-recheck S\n"
@@ -225,13 +227,28 @@ event(void *arg, const struct poller_event *ev)
 
 /* --- options ------------------------------------------------------------ */
 
+/* sentinel.console_kernel_lines: auto, on or off (else 78). */
+static enum poller_kernel_lines
+kernel_lines(const char *v)
+{
+	if (strcmp(v, "on") == 0)
+		return POLLER_KL_ON;
+	if (strcmp(v, "off") == 0)
+		return POLLER_KL_OFF;
+	if (strcmp(v, "auto") != 0)
+		die(EX_CONFIG, "cannot load configuration", "{s:s}", "error",
+		    "sentinel.console_kernel_lines: invalid value (expected "
+		    "auto, on or off)");
+	return POLLER_KL_AUTO;
+}
+
 static void
 parse_source(struct cli *cli, struct poller_conf *pc, const char *arg)
 {
 	if (strcmp(arg, "log") == 0)
-		pc->log_source = true;
+		pc->no_agent = true;
 	else if (strcmp(arg, "vsock") == 0)
-		pc->log_source = false;
+		pc->no_log = true;
 	else
 		cli_usage_error(cli, "--source: expected vsock or log");
 }
@@ -324,6 +341,7 @@ apply_defaults(struct sentinel *s)
 		pc->recheck = s->conf.framework_recheck;
 	if (pc->proc_root == NULL)
 		pc->proc_root = "/";
+	pc->kernel_lines = kernel_lines(s->conf.console_kernel_lines);
 	pc->vsock_port = s->conf.vsock_port;
 	pc->sysfs_root = s->conf.sysfs_root;
 	pc->run_mask = &s->run_mask;

@@ -22,6 +22,8 @@ lines_out() {
 }
 
 @test "log source: only whole lines of exactly the marker shape count" {
+	# The guest kernel's own line (first below) is the next tests'.
+	echo 'sentinel.console_kernel_lines = off' >"$VFSENTINEL_CONF"
 	{
 		echo "[   27.031415] $NVRM"
 		echo '# dmesg | grep -c HYPEMAN-GPU-INIT-FAILED'
@@ -154,4 +156,109 @@ lines_out() {
 	} >"$TARGETS"
 	run -0 --separate-stderr poll_once --source log
 	assert_output ''
+}
+
+# kernel_conf MODE: sentinel.console_kernel_lines = MODE.
+kernel_conf() {
+	echo "sentinel.console_kernel_lines = $1" >"$VFSENTINEL_CONF"
+}
+
+# failed_line NVRM [INSTANCE]: the failed check line for i-1's VF.
+failed_line() {
+	jq -cn --arg n "$1" --arg at "$TS1" --arg id "${2:-i-1}" \
+	    '{check:"failed",vf_address:"0000:e3:00.4",instance_id:$id,assigned_at:$at,nvrm:$n}'
+}
+
+@test "kernel line: the guest kernel's own RmInitAdapter line counts without an agent, once, after its time prefix" {
+	{
+		echo "root@vm:~# echo '$NVRM' >/dev/kmsg"
+		echo "+ echo '$NVRM'"
+		echo "myapp: $NVRM"
+		echo "[   27.031415] NVRM: RmInitAdapter failed! (0x30:0xffff:660)"
+		echo "[   27.031415] $NVRM forged"
+		printf '%s' "[   27.031415] $NVRM"
+	} >"$LOG"
+	run -0 --separate-stderr poll_once
+	assert_output ''
+	printf '\r\n' >>"$LOG"
+	run -0 --separate-stderr poll_once
+	assert_output "$(failed_line "$NVRM")"
+	log_poller
+	next_scan
+	assert_equal "$(lines_out)" "failed 0000:e3:00.4 i-1 $TS1"
+	next_scan
+	assert_equal "$(lines_out)" "failed 0000:e3:00.4 i-1 $TS1"
+	echo "$NVRM" >>"$LOG"
+	next_scan
+	assert_equal "$(lines_out | sort | uniq -c | awk '{ print $1 }')" 2
+}
+
+@test "kernel line: off never counts it, on and auto do; a bad mode is a configuration error" {
+	echo "[    8.462102] $NVRM" >"$LOG"
+	kernel_conf off
+	run -0 --separate-stderr poll_once
+	assert_output ''
+	kernel_conf on
+	run -0 --separate-stderr poll_once
+	assert_output "$(failed_line "$NVRM")"
+	kernel_conf auto
+	run -0 --separate-stderr poll_once
+	assert_output "$(failed_line "$NVRM")"
+	kernel_conf yes
+	run -78 --separate-stderr poll_once
+	assert_output ''
+	[[ $stderr == *'sentinel.console_kernel_lines: invalid value'* ]]
+}
+
+@test "kernel line: in auto an agent that answered in this assignment rules, in the same scan; on counts it beside the agent's line" {
+	answer_guest a1 UNKNOWN
+	target 0000:e3:00.4 i-1 "$TS1" "unix:$G/a1" "$CTL" "$LOG" >"$TARGETS"
+	echo "[    8.462102] $NVRM" >"$LOG"
+	run -0 --separate-stderr poll_once
+	assert_equal "$(checks_of)" "unknown 0000:e3:00.4 i-1"
+	kernel_conf on
+	run -0 --separate-stderr poll_once
+	assert_equal "$(checks_of)" "failed 0000:e3:00.4 i-1
+unknown 0000:e3:00.4 i-1"
+}
+
+@test "kernel line: in auto an agent that never answers (rpc_error) does not stop it" {
+	target 0000:e3:00.4 i-1 "$TS1" "unix:$G/nobody" "$CTL" "$LOG" >"$TARGETS"
+	echo "[    8.462102] $NVRM" >"$LOG"
+	run -0 --separate-stderr poll_once
+	assert_equal "$(checks_of)" "failed 0000:e3:00.4 i-1
+rpc_error 0000:e3:00.4 i-1"
+}
+
+@test "sources: a target with an endpoint and a console log gets both; --source restricts to one" {
+	answer_guest a1 UNKNOWN
+	target 0000:e3:00.4 i-1 "$TS1" "unix:$G/a1" "$CTL" "$LOG" >"$TARGETS"
+	marker_failed >"$LOG"
+	echo >>"$LOG"
+	run -0 --separate-stderr poll_once
+	assert_equal "$(checks_of)" "failed 0000:e3:00.4 i-1
+unknown 0000:e3:00.4 i-1"
+	run -0 --separate-stderr poll_once --source vsock
+	assert_equal "$(checks_of)" "unknown 0000:e3:00.4 i-1"
+	run -0 --separate-stderr poll_once --source log
+	assert_equal "$(checks_of)" "failed 0000:e3:00.4 i-1"
+}
+
+@test "kernel line: the detection corpus, 18 lines that count and 32 that do not" {
+	local f n=0 id
+	kernel_conf on
+	: >"$TARGETS"
+	for f in kernel-match kernel-nomatch; do
+		while IFS= read -r line; do
+			n=$((n + 1))
+			id=$f-$n
+			printf '%s\n' "$line" >"$T/$id.log"
+			target 0000:e3:00.4 "$id" "$TS1" "" "$CTL" "$T/$id.log" \
+			    >>"$TARGETS"
+		done <"$VFS_ROOT/t/fixtures/console/$f"
+	done
+	assert_equal "$n" 50
+	run -0 --separate-stderr poll_once
+	assert_equal "$(jq -r 'select(.instance_id | startswith("kernel-match-")) | .check' <<<"$output" | grep -c failed)" 18
+	assert_equal "$(jq -r 'select(.instance_id | startswith("kernel-nomatch-")) | "\(.check) \(.instance_id)"' <<<"$output")" ''
 }

@@ -50,6 +50,9 @@ static const struct key keys[] = {
 	{ "reconcile.grace", KEY_UINT, offsetof(struct conf, reconcile_grace),
 	    0, 86400 },
 	{ "recovery.systemic_window", KEY_UINT,
+	{ "sentinel.console_kernel_lines", KEY_STRING,
+	    offsetof(struct conf, console_kernel_lines), 0,
+	    sizeof(((struct conf *)0)->console_kernel_lines) },
 	    offsetof(struct conf, systemic_window), 1, 2592000 },
 	{ "recovery.systemic_cards", KEY_UINT,
 	    offsetof(struct conf, systemic_cards), 1, 1000000 },
@@ -91,6 +94,7 @@ conf_defaults(struct conf *c)
 	c->reconcile_grace = 120;
 	c->systemic_window = 3600;
 	c->systemic_cards = 2;
+	strcpy(c->console_kernel_lines, "auto");
 	c->systemic_vfs = 3;
 	strcpy(c->sriov_manage, "/usr/lib/nvidia/sriov-manage");
 	c->step_timeout = 120;

@@ -25,6 +25,8 @@ struct conf {
 	unsigned vsock_port;		/* guest.vsock_port */
 	char textfile_dir[PATH_MAX];	/* metrics.textfile_dir */
 	unsigned framework_recheck;	/* sentinel.framework_recheck, s */
+	char console_kernel_lines[8];	/* sentinel.console_kernel_lines:
+					 * auto, on or off (SPEC 6.2) */
 	unsigned reconcile_grace;	/* reconcile.grace, seconds */
 	unsigned systemic_window;	/* recovery.systemic_window, s */
 	unsigned systemic_cards;	/* recovery.systemic_cards */

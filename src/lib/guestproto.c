@@ -347,3 +347,78 @@ out:
 		*nvrm_len = n;
 	return kind;
 }
+
+/* --- the guest kernel's own console line (SPEC 6.2) --------------------- */
+
+/* Consumes a run of at least one byte of set; false if there is none. */
+static bool
+eat_run(const char **p, const char *end, const char *set)
+{
+	const char *start = *p;
+
+	while (*p < end && **p != '\0' && strchr(set, **p) != NULL)
+		(*p)++;
+	return *p > start;
+}
+
+/* The printk time prefix "[" spaces digits "." digits "] ", if there. */
+static void
+eat_printk_time(const char **p, const char *end)
+{
+	const char *q = *p;
+
+	if (!eat(&q, end, "["))
+		return;
+	while (q < end && *q == ' ')
+		q++;
+	if (eat_run(&q, end, "0123456789") && eat(&q, end, ".") &&
+	    eat_run(&q, end, "0123456789") && eat(&q, end, "] "))
+		*p = q;
+}
+
+/* One byte of the address shape: x a lower-case hex digit, f 0-7. */
+static bool
+shape_ok(char want, char c)
+{
+	if (want == 'x')
+		return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+	if (want == 'f')
+		return c >= '0' && c <= '7';
+	return c == want;
+}
+
+/* A PCI address as the kernel prints it: dddd:bb:dd.f, lower-case hex. */
+static bool
+eat_pci_address(const char **p, const char *end)
+{
+	static const char shape[] = "xxxx:xx:xx.f";
+	size_t i;
+
+	if ((size_t)(end - *p) < sizeof(shape) - 1)
+		return false;
+	for (i = 0; i < sizeof(shape) - 1; i++)
+		if (!shape_ok(shape[i], (*p)[i]))
+			return false;
+	*p += sizeof(shape) - 1;
+	return true;
+}
+
+bool
+guest_kernel_line_match(const char *line, size_t len, const char **nvrm,
+    size_t *nvrm_len)
+{
+	const char *p = line, *end = line + len, *start;
+
+	eat_printk_time(&p, end);
+	start = p;
+	if (!eat(&p, end, "NVRM: GPU ") || !eat_pci_address(&p, end) ||
+	    !eat(&p, end, ": RmInitAdapter failed! (") ||
+	    !eat_run(&p, end, "0123456789abcdefABCDEFxX:") ||
+	    !eat(&p, end, ")") || !at_line_end(p, end))
+		return false;
+	if (nvrm != NULL)
+		*nvrm = start;
+	if (nvrm_len != NULL)
+		*nvrm_len = (size_t)(p - start);
+	return true;
+}

@@ -10,6 +10,8 @@
  *	replies  {"state":"UNKNOWN"}  {"state":"OK"}
  *	         {"state":"FAILED","failure_message":"NVRM: ..."}
  *	         {"error":"unsupported method"}  {"error":"bad request"}
+ *	kernel   [  12.3] NVRM: GPU 0000:00:03.0: RmInitAdapter failed! (...)
+ *	         (the guest kernel's own console line, SPEC 6.2)
  *	markers  YYYY/MM/DD HH:MM:SS [guest-agent] HYPEMAN-GPU-INIT-FAILED
  *	             ts=<RFC3339Nano> nvrm="<escaped message>"
  *	         YYYY/MM/DD HH:MM:SS [guest-agent] HYPEMAN-GPU-INIT-OK
@@ -129,6 +131,20 @@ enum guest_marker {
  * borrowed from line and still escaped; for the others they are NULL/0.
  */
 enum guest_marker guest_marker_match(const char *line, size_t len,
+    const char **nvrm, size_t *nvrm_len);
+
+/*
+ * Matches a whole console line (with or without its "\r\n", "\n" or
+ * "\r") against exactly the guest kernel's own driver line (SPEC 6.2):
+ *
+ * ^(\[ *\d+\.\d+\] )?NVRM: GPU [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]:
+ *   RmInitAdapter failed! \([0-9A-Fa-fx:]+\)\r?\n?$
+ *
+ * anchored at the start of the line: an echoed command or interleaved
+ * output never matches. On a match *nvrm and *nvrm_len (if not NULL)
+ * give the line without the time prefix and line end, borrowed.
+ */
+bool guest_kernel_line_match(const char *line, size_t len,
     const char **nvrm, size_t *nvrm_len);
 
 #endif

@@ -25,14 +25,15 @@ logtail_release(struct logtail *t)
 {
 	free(t->nvrm);
 	t->nvrm = NULL;
+	free(t->kernel);
+	t->kernel = NULL;
 }
 
 void
 logtail_pass_begin(struct logtail *t)
 {
 	t->last = GUEST_MARKER_NONE;
-	free(t->nvrm);
-	t->nvrm = NULL;
+	logtail_release(t);
 }
 
 void
@@ -85,7 +86,21 @@ unescape(const char *s, size_t len)
 	return out;
 }
 
-/* Records the marker of one whole line, if it is one. 0 or -1/ENOMEM. */
+/* Keeps the guest kernel's line (without its time prefix). 0, -1/ENOMEM. */
+static int
+take_kernel(struct logtail *t, const char *text, size_t len)
+{
+	char *copy = strndup(text, len);
+
+	if (copy == NULL)
+		return -1;
+	free(t->kernel);
+	t->kernel = copy;
+	return 0;
+}
+
+/* Records the marker or kernel line of one whole line, if it is one. 0
+ * or -1/ENOMEM. */
 static int
 take_line(struct logtail *t, const char *line, size_t len)
 {
@@ -94,6 +109,8 @@ take_line(struct logtail *t, const char *line, size_t len)
 	enum guest_marker m;
 	char *copy = NULL;
 
+	if (guest_kernel_line_match(line, len, &nvrm, &nlen))
+		return take_kernel(t, nvrm, nlen);
 	m = guest_marker_match(line, len, &nvrm, &nlen);
 	if (m == GUEST_MARKER_NONE)
 		return 0;

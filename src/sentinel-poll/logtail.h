@@ -8,7 +8,9 @@
  * together with the rest of it that arrives later; the last marker of a
  * pass wins. The state machine is pure (no I/O): the caller reads the log
  * from t->offset and feeds the bytes. Lines are matched with
- * guest_marker_match(). Fuzzed.
+ * guest_marker_match(); the guest kernel's own RmInitAdapter line (SPEC
+ * 6.2) with guest_kernel_line_match(), kept apart (whether it counts is
+ * the caller's policy). Fuzzed.
  *
  * struct logtails is the I/O around it: one tail per instance and
  * assignment, read from its console log with pread(2) through one window
@@ -37,12 +39,16 @@ struct logtail {
 	enum guest_marker last;		/* last marker of this pass */
 	char *nvrm;			/* owned; the last FAILED's message,
 					 * unescaped (\\ and \xNN) */
+	char *kernel;			/* owned; the pass's last kernel line
+					 * (guest_kernel_line_match), NULL
+					 * for none */
 };
 
 void logtail_init(struct logtail *t);
 void logtail_release(struct logtail *t);
 
-/* Starts a pass: forgets the last marker, keeps the position. */
+/* Starts a pass: forgets the last marker and kernel line, keeps the
+ * position. */
 void logtail_pass_begin(struct logtail *t);
 
 /* The log was truncated or replaced: read it again from 0, not skipping. */
@@ -67,6 +73,8 @@ struct logtail_file {
 	char *claimed_at;		/* owned */
 	ino_t ino;			/* 0 until the log was opened */
 	bool seen;			/* got since the last sweep */
+	bool agent_answered;		/* the agent answered over an
+					 * endpoint in this assignment */
 	struct logtail lt;
 };
 

@@ -1,7 +1,7 @@
 /*
  * poller.c - the scan loop of sentinel-poll (poller.h): the targets and
- * their VMM liveness gate, the guest checks (vsock) or console-log
- * passes (log), the confirmation of failed/ok verdicts, the wait for the
+ * their VMM liveness gate, the guest checks (vsock) and console-log
+ * passes (log; the endpoint first, SPEC 6.2), the confirmation of failed/ok verdicts, the wait for the
  * vendor-VFIO framework and the metrics textfile.
  */
 #include <errno.h>
@@ -62,13 +62,27 @@ stopping(struct poller *p)
 
 /* --- targets ------------------------------------------------------------ */
 
-/* The target has a transport: an endpoint, or a console log. */
+/* The target's agent endpoint is polled (it has one, and the source
+ * allows it). */
+static bool
+uses_agent(const struct poller *p, const struct target *t)
+{
+	return !p->conf->no_agent && t->vsock != NULL && t->vsock[0] != '\0';
+}
+
+/* The target's console log is read. */
+static bool
+uses_log(const struct poller *p, const struct target *t)
+{
+	return !p->conf->no_log && t->app_log != NULL &&
+	    t->app_log[0] != '\0';
+}
+
+/* The target has a transport: an endpoint, a console log or both. */
 static bool
 has_transport(struct poller *p, const struct target *t)
 {
-	const char *via = p->conf->log_source ? t->app_log : t->vsock;
-
-	if (via != NULL && via[0] != '\0')
+	if (uses_agent(p, t) || uses_log(p, t))
 		return true;
 	tell(p, &(struct poller_event){ .kind = POLLER_EV_NO_ENDPOINT,
 	    .t = t });
@@ -255,11 +269,31 @@ flush_pending(struct poller *p)
 
 /* --- guest checks ------------------------------------------------------- */
 
+/*
+ * The agent answered with a state: its console tail (a new one if need
+ * be) remembers it for this assignment, for console_kernel_lines auto.
+ */
+static void
+agent_answered(struct poller *p, const struct target *t)
+{
+	struct logtail_file *f;
+
+	if (!uses_log(p, t))
+		return;
+	f = logtails_get(&p->tails, t->instance_id, t->vf, t->claimed_at);
+	if (f == NULL)
+		out_of_memory(p);
+	else
+		f->agent_answered = true;
+}
+
 /* A check ended (checkpool_done_fn): record its verdict. */
 static void
 check_done(void *arg, const void *tag, enum checkpool_verdict v,
     const char *detail)
 {
+	if (v == CP_OK || v == CP_FAILED || v == CP_UNKNOWN)
+		agent_answered(arg, tag);
 	record(arg, tag, v, detail);
 }
 
@@ -288,6 +322,10 @@ fill_slots(struct poller *p, const struct targets *ts, size_t *next)
 	for (i = 0; i < p->pool.n && *next < ts->n; i++) {
 		if (p->pool.slots[i].gc.fd != -1)
 			continue;
+		while (*next < ts->n && !uses_agent(p, &ts->v[*next]))
+			(*next)++;
+		if (*next == ts->n)
+			break;
 		t = &ts->v[(*next)++];
 		checkpool_start(&p->pool, i, t->vsock, p->conf->vsock_port,
 		    io_now_ms() + p->conf->timeout * 1000LL, t, check_done, p);
@@ -333,7 +371,25 @@ log_error(void *arg, const char *path, bool opening, int err)
 	    .err = err });
 }
 
-/* One pass over every target's console log (logtail.h). */
+/* Whether the pass's kernel line of f counts (SPEC 6.2). */
+static bool
+kernel_counts(const struct poller *p, const struct logtail_file *f)
+{
+	if (f->lt.kernel == NULL)
+		return false;
+	switch (p->conf->kernel_lines) {
+	case POLLER_KL_ON:
+		return true;
+	case POLLER_KL_OFF:
+		return false;
+	case POLLER_KL_AUTO:
+		break;
+	}
+	return !f->agent_answered;
+}
+
+/* One pass over every target's console log (logtail.h): the markers,
+ * then the guest kernel's own line as a check line of its own. */
 static void
 log_scan(struct poller *p, const struct targets *ts)
 {
@@ -343,6 +399,8 @@ log_scan(struct poller *p, const struct targets *ts)
 
 	for (i = 0; i < ts->n && !stopping(p); i++) {
 		t = &ts->v[i];
+		if (!uses_log(p, t))
+			continue;
 		f = logtails_get(&p->tails, t->instance_id, t->vf,
 		    t->claimed_at);
 		if (f == NULL || logtails_pass(&p->tails, f, t->app_log,
@@ -354,6 +412,8 @@ log_scan(struct poller *p, const struct targets *ts)
 			record(p, t, CP_FAILED, f->lt.nvrm);
 		else if (f->lt.last == GUEST_MARKER_OK)
 			record(p, t, CP_OK, NULL);
+		if (kernel_counts(p, f))
+			record(p, t, CP_FAILED, f->lt.kernel);
 	}
 	if (!stopping(p))
 		logtails_sweep(&p->tails);
@@ -375,10 +435,12 @@ scan(struct poller *p)
 		    .why = why.text });
 		emit(p, json_pack("{s:s, s:o}", "check", "list_error", "error",
 		    jsonl_string_lossy(why.text, strlen(why.text))));
-	} else if (p->conf->log_source)
-		log_scan(p, &ts);
-	else
-		vsock_scan(p, &ts);
+	} else {
+		if (!p->conf->no_agent)
+			vsock_scan(p, &ts);
+		if (!p->conf->no_log && !stopping(p))
+			log_scan(p, &ts);
+	}
 	flush_pending(p);
 	tell(p, &(struct poller_event){ .kind = POLLER_EV_SCAN,
 	    .listed = p->stat.targets, .polled = ts.n,
@@ -489,7 +551,7 @@ poller_new(const struct poller_conf *conf)
 	p->source = conf->source;
 	p->source.stdin_list = &p->stdin_targets;
 	if (checkpool_init(&p->pool, conf->concurrency, REQUEST) == -1 ||
-	    (conf->log_source && logtails_init(&p->tails) == -1) ||
+	    logtails_init(&p->tails) == -1 ||
 	    read_stdin(p) == -1) {
 		poller_free(p);
 		errno = ENOMEM;

@@ -2,7 +2,7 @@
  * poller.h - the engine of sentinel-poll (SPEC.md 4.4): scan after scan,
  * list the targets (targets.h), keep those with a transport and a live
  * VMM (vmm.h), ask each guest for its GPU init state (checkpool.h, or
- * its console log, logtail.h), confirm the assignment of each failed/ok
+ * its console log, logtail.h, or both: SPEC 6.2), confirm the assignment of each failed/ok
  * verdict (confirm.h) and hand one check line per target to the caller.
  * While no VF has the vendor-VFIO framework it lists nothing and
  * re-checks sysfs every recheck seconds; scans start when VFs appear.
@@ -67,6 +67,14 @@ struct poller_event {
 typedef int poller_emit_fn(void *arg, json_t *line);
 typedef void poller_event_fn(void *arg, const struct poller_event *ev);
 
+/* Whether the guest kernel's own console line counts (SPEC 6.2): auto
+ * is unless the agent answered over an endpoint in this assignment. */
+enum poller_kernel_lines {
+	POLLER_KL_AUTO,
+	POLLER_KL_ON,
+	POLLER_KL_OFF
+};
+
 struct poller_conf {
 	unsigned interval;		/* seconds between scan starts */
 	unsigned timeout;		/* seconds per check */
@@ -74,7 +82,9 @@ struct poller_conf {
 	unsigned recheck;		/* seconds between framework checks */
 	unsigned vsock_port;		/* for "vsock:CID" without a port */
 	bool once;			/* one scan (or check), then return */
-	bool log_source;		/* console logs instead of the agent */
+	bool no_agent;			/* --source log: no endpoint polled */
+	bool no_log;			/* --source vsock: no console read */
+	enum poller_kernel_lines kernel_lines;	/* SPEC 6.2 */
 	const char *sysfs_root;
 	const char *proc_root;		/* PROC is PROC_ROOT/proc */
 	const char *metrics;		/* textfile path, or NULL */
