@@ -341,8 +341,8 @@ apply_defaults(struct sentinel *s)
 		pc->recheck = s->conf.framework_recheck;
 	if (pc->proc_root == NULL)
 		pc->proc_root = "/";
-	pc->kernel_lines = kernel_lines(s->conf.console_kernel_lines);
 	pc->vsock_port = s->conf.vsock_port;
+	pc->kernel_lines = kernel_lines(s->conf.console_kernel_lines);
 	pc->sysfs_root = s->conf.sysfs_root;
 	pc->run_mask = &s->run_mask;
 	pc->out_fd = STDOUT_FILENO;

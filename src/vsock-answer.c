@@ -141,9 +141,9 @@ parse_args(struct answer *a, int argc, char **argv)
 	}
 	if (optind != argc)
 		cli_usage_error(&cli, "unexpected argument");
+	cli_finish(&cli, &conf);
 	(void)snprintf(a->sysfs_root, sizeof(a->sysfs_root), "%s",
 	    conf.sysfs_root);		/* fits: both are PATH_MAX */
-	cli_finish(&cli, &conf);
 	if (listen == NULL)
 		(void)snprintf(a->listen, sizeof(a->listen), "vsock:%u",
 		    conf.vsock_port);		/* fits: a port is 10 digits */
@@ -362,6 +362,7 @@ answer_request(void *ctx, const char *line, size_t len)
 		return a->unsupported;
 	return a->reply;
 }
+
 /* --listen virtio-serial: one port, one host (vport.h); the port is
  * looked for at the first turn of the loop. */
 static int
@@ -378,7 +379,6 @@ vserial_open(struct answer *a)
 	return 0;
 }
 
-
 /*
  * Listens, with the connection cap CLIENT_MAX within the descriptor
  * limit.
@@ -391,9 +391,9 @@ listen_open(struct answer *a)
 
 	if (endpoint_parse_listen(a->listen, &ep) < 0)
 		return log_fail(EX_USAGE, "invalid listen endpoint", "{s:s}",
+		    "endpoint", a->listen);
 	if (ep.kind == EP_VSERIAL)
 		return vserial_open(a);
-		    "endpoint", a->listen);
 	a->listen_fd = endpoint_listen(&ep);
 	if (a->listen_fd < 0)
 		return log_fail(EX_OSERR, "cannot listen", "{s:s, s:s}",
@@ -434,9 +434,9 @@ poll_prepare(struct answer *a, long long *timeout)
 	long long now = io_now_ms(), until = now + 60000;
 	size_t n;
 
+	a->pfds[0] = (struct pollfd){ .fd = a->listen_fd, .events = POLLIN };
 	if (a->vserial)
 		vport_poll_fill(&a->port, &a->pfds[0], &until);
-	a->pfds[0] = (struct pollfd){ .fd = a->listen_fd, .events = POLLIN };
 	a->pfds[1] = (struct pollfd){ .fd = a->events_done ? -1 :
 	    a->events_fd, .events = POLLIN };
 	a->pfds[2] = (struct pollfd){ .fd = a->con_len > 0 ? a->console_fd :
@@ -509,9 +509,9 @@ answer_open(struct answer *a)
 static void
 answer_release(struct answer *a)
 {
+	lineserv_release(&a->serv);
 	if (a->vserial)
 		vport_release(&a->port);
-	lineserv_release(&a->serv);
 	jsonl_reader_release(&a->events);
 	if (a->events_fd > STDIN_FILENO)
 		close(a->events_fd);
@@ -533,8 +533,8 @@ main(int argc, char **argv)
 	struct answer a = {
 		.events_path = "/run/vfsentinel/events",
 		.state_path = "/run/vfsentinel/gpu-init.json",
-		.dev_dir = "/dev",
 		.boot_id_path = "/proc/sys/kernel/random/boot_id",
+		.dev_dir = "/dev",
 		.console_fd = -1,
 		.listen_fd = -1
 	};

@@ -47,12 +47,12 @@ static const struct key keys[] = {
 	    offsetof(struct conf, textfile_dir), 0, 0 },
 	{ "sentinel.framework_recheck", KEY_UINT,
 	    offsetof(struct conf, framework_recheck), 1, 86400 },
-	{ "reconcile.grace", KEY_UINT, offsetof(struct conf, reconcile_grace),
-	    0, 86400 },
-	{ "recovery.systemic_window", KEY_UINT,
 	{ "sentinel.console_kernel_lines", KEY_STRING,
 	    offsetof(struct conf, console_kernel_lines), 0,
 	    sizeof(((struct conf *)0)->console_kernel_lines) },
+	{ "reconcile.grace", KEY_UINT, offsetof(struct conf, reconcile_grace),
+	    0, 86400 },
+	{ "recovery.systemic_window", KEY_UINT,
 	    offsetof(struct conf, systemic_window), 1, 2592000 },
 	{ "recovery.systemic_cards", KEY_UINT,
 	    offsetof(struct conf, systemic_cards), 1, 1000000 },
@@ -91,10 +91,10 @@ conf_defaults(struct conf *c)
 	c->vsock_port = 2222;
 	strcpy(c->textfile_dir, "/var/lib/prometheus/node-exporter");
 	c->framework_recheck = 60;
+	strcpy(c->console_kernel_lines, "auto");
 	c->reconcile_grace = 120;
 	c->systemic_window = 3600;
 	c->systemic_cards = 2;
-	strcpy(c->console_kernel_lines, "auto");
 	c->systemic_vfs = 3;
 	strcpy(c->sriov_manage, "/usr/lib/nvidia/sriov-manage");
 	c->step_timeout = 120;
