@@ -118,13 +118,14 @@ VFs per card by state|A|h2:9100|9m|{card="0000:40:00.0",instance="h2:9100",state
 
 # host_env NAME: a host of its own under the file's temp dir: sets T,
 # DATA, SYSFS, TF (its textfile directory) and VFSENTINEL_CONF, as
-# vfs_setup does for a test.
+# vfs_setup does for a test. Its /proc is $T/proc, empty: no process
+# holds a VF or a GPU (and no pass scans the machine's real /proc).
 host_env() {
 	T=$BATS_FILE_TMPDIR/$1
 	DATA=$T/data
 	SYSFS=$T/sysfs
 	TF=$T/tf
-	mkdir -p "$SYSFS/sys/bus/pci/devices" "$TF" "$T/snap"
+	mkdir -p "$SYSFS/sys/bus/pci/devices" "$TF" "$T/snap" "$T/proc"
 	: >"$T/vfsentinel.conf"
 	VFSENTINEL_CONF=$T/vfsentinel.conf
 	export T DATA SYSFS TF VFSENTINEL_CONF
@@ -151,12 +152,16 @@ claim_line() {
 	' _ "$DATA" "$@"
 }
 
-# check RESULT VF ID ASSIGNED_AT: a check line as sentinel-poll writes it.
+# check RESULT VF ID ASSIGNED_AT: a check line as sentinel-poll writes it
+# (a failed one with the guest's NVRM line, an rpc_error with its error).
 check() {
-	jq -cn --arg c "$1" --arg vf "$2" --arg id "$3" --arg at "$4" \
-	    '{check: $c, vf_address: $vf, instance_id: $id, assigned_at: $at}
-	    + if $c == "failed" then {nvrm: "NVRM: GPU 0000:00:03.0: RmInitAdapter failed! (0x22:0x65:884)"}
-	    elif $c == "rpc_error" then {error: "timeout"} else {} end'
+	local extra=
+	case $1 in
+	failed) extra=',"nvrm":"NVRM: GPU 0000:00:03.0: RmInitAdapter failed! (0x22:0x65:884)"' ;;
+	rpc_error) extra=',"error":"timeout"' ;;
+	esac
+	printf '{"check":"%s","vf_address":"%s","instance_id":"%s","assigned_at":"%s"%s}\n' \
+	    "$1" "$2" "$3" "$4" "$extra"
 }
 
 # has FILE LINE...: every LINE is a whole line of FILE.
@@ -178,7 +183,8 @@ counts() {
 # scan_and_snap N: a sentinel-poll scan and a resources-report, then the
 # host's textfiles, with their times, as snapshot N.
 scan_and_snap() {
-	o sentinel-poll --once --metrics-file "$TF/vfsentinel-poller.prom" \
+	o sentinel-poll --once --proc-root "$T" \
+	    --metrics-file "$TF/vfsentinel-poller.prom" \
 	    </dev/null >/dev/null 2>>"$T/err" 7>&-
 	o resources-report --format prometheus \
 	    --output "$TF/vfsentinel-resources.prom" 2>>"$T/err"
@@ -205,7 +211,8 @@ host1() {
 	# A grace of an hour: the live claim is never judged, however slow
 	# the machine; the killed VM's claim is months old.
 	vfstore --data-dir "$DATA" --sysfs-root "$SYSFS" reconcile --interval 1 \
-	    --grace 3600 --metrics-file "$TF/vfsentinel-reconcile.prom" \
+	    --grace 3600 --proc-root "$T" \
+	    --metrics-file "$TF/vfsentinel-reconcile.prom" \
 	    >"$T/reconcile" 2>>"$T/err" 3>&- 7>&- &
 	RECONCILE=$!
 	echo "$APPLY $RECONCILE" >"$BATS_FILE_TMPDIR/pids"
@@ -261,7 +268,7 @@ host2() {
 	} >"$T/checks"
 	o vfstore apply --metrics-file "$TF/vfsentinel-sentinel.prom" \
 	    <"$T/checks" >/dev/null 2>>"$T/err"
-	o vfstore reconcile --grace 3600 \
+	o vfstore reconcile --grace 3600 --proc-root "$T" \
 	    --metrics-file "$TF/vfsentinel-reconcile.prom" >/dev/null 2>>"$T/err"
 	scan_and_snap s0
 }
