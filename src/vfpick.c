@@ -47,7 +47,8 @@ static const char usage[] =
     "              [--lock-timeout S] [--log-level LEVEL] --profile NAME\n"
     "              [--vf VF [--include-quarantined]]\n"
     "              [--claim ID [--vsock EP] [--control-socket PATH]\n"
-    "              [--configure]] [--seed N]\n"
+    "              [--configure | --adopt [--proc-root DIR]]\n"
+    "              [--format json|libvirt]] [--seed N]\n"
     "\n"
     "Chooses a healthy vGPU VF for a profile at random and, with --claim,\n"
     "claims (and configures) it; prints it as JSON.\n"
@@ -69,6 +70,13 @@ static const char usage[] =
     "                        guest is polled only while a listener holds it\n"
     "  --configure           after claiming, write the profile's type id to\n"
     "                        nvidia/current_vgpu_type and read it back\n"
+    "  --adopt               with --vf and --claim: record the claim of a VF\n"
+    "                        already configured with the profile (a running\n"
+    "                        VM), without writing its type\n"
+    "  --proc-root DIR       with --adopt: prefix for /proc, for the VFIO\n"
+    "                        holder scan (default /)\n"
+    "  --format FORMAT       json (default) or, with --claim, libvirt: the\n"
+    "                        VF's <hostdev> element for a domain XML\n"
     "  --seed N              draw with a repeatable generator seeded with N\n"
     CLI_HELP_HOST_OPTIONS
     "  -h, --help            print this help and exit\n"
@@ -82,7 +90,10 @@ enum {
 	OPT_CONFIGURE,
 	OPT_SEED,
 	OPT_VF,
-	OPT_INCLUDE_QUARANTINED
+	OPT_INCLUDE_QUARANTINED,
+	OPT_ADOPT,
+	OPT_PROC_ROOT,
+	OPT_FORMAT
 };
 
 static void
@@ -110,6 +121,23 @@ check_args(struct run *r)
 		cli_usage_error(&r->cli, "--control-socket: empty path");
 	if (r->include_quarantined && r->pin[0] == '\0')
 		cli_usage_error(&r->cli, "--include-quarantined needs --vf");
+	if (r->adopt && (r->pin[0] == '\0' || r->instance == NULL))
+		cli_usage_error(&r->cli, "--adopt needs --vf and --claim");
+	if (r->adopt && (r->configure || r->include_quarantined))
+		cli_usage_error(&r->cli, "--adopt writes nothing to the VF: "
+		    "no --configure, no --include-quarantined");
+	if (r->libvirt_format && r->instance == NULL)
+		cli_usage_error(&r->cli, "--format libvirt needs --claim");
+}
+
+/* --format: json or libvirt. */
+static void
+parse_format(struct run *r, const char *arg)
+{
+	if (strcmp(arg, "libvirt") == 0)
+		r->libvirt_format = true;
+	else if (strcmp(arg, "json") != 0)
+		cli_usage_error(&r->cli, "--format: json or libvirt");
 }
 
 /* --vf: the canonical form of what lspci prints (SPEC.md 2.3), or 65. */
@@ -134,6 +162,9 @@ static const struct option opts[] = {
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "vf", required_argument, NULL, OPT_VF },
 	{ "include-quarantined", no_argument, NULL, OPT_INCLUDE_QUARANTINED },
+	{ "adopt", no_argument, NULL, OPT_ADOPT },
+	{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
+	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ 0 }
 };
 
@@ -143,6 +174,7 @@ parse_args(int argc, char **argv, struct run *r)
 	int c;
 
 	cli_init(&r->cli, usage);
+	r->proc_root = "/";
 	while ((c = cli_next(&r->cli, argc, argv, "+c:h", opts)) != -1) {
 		switch (c) {
 		case OPT_PROFILE:
@@ -170,6 +202,15 @@ parse_args(int argc, char **argv, struct run *r)
 			break;
 		case OPT_INCLUDE_QUARANTINED:
 			r->include_quarantined = true;
+			break;
+		case OPT_ADOPT:
+			r->adopt = true;
+			break;
+		case OPT_PROC_ROOT:
+			r->proc_root = optarg;
+			break;
+		case OPT_FORMAT:
+			parse_format(r, optarg);
 			break;
 		default:
 			cli_bad_option(&r->cli, argv);
@@ -399,7 +440,7 @@ inventory_find(const struct vf_inventory *inv, const char *vf)
 /* Writes the result line; a failed write is 74. */
 static int
 emit(const char *vf, const char *card, const char *profile,
-    const char *type_id, const struct claim *cl)
+    const char *type_id, const struct claim *cl, const char *warning)
 {
 	json_t *o;
 	int rc;
@@ -408,7 +449,8 @@ emit(const char *vf, const char *card, const char *profile,
 	    "profile", profile, "type_id", type_id);
 	if (o != NULL && cl != NULL && (json_object_set_new(o, "instance_id",
 	    json_string(cl->instance_id)) < 0 || json_object_set_new(o,
-	    "claimed_at", json_string(cl->claimed_at)) < 0)) {
+	    "claimed_at", json_string(cl->claimed_at)) < 0 || (warning[0] &&
+	    json_object_set_new(o, "warning", json_string(warning)) < 0))) {
 		json_decref(o);
 		o = NULL;
 	}
@@ -427,8 +469,10 @@ emit_claim(const struct run *r, const struct claim *cl)
 {
 	const struct vf_info *vi = inventory_find(&r->inv, cl->vf);
 
+	if (r->libvirt_format)
+		return emit_hostdev(cl->vf);
 	return emit(cl->vf, vi ? vi->card : "", cl->profile ? cl->profile :
-	    r->profile, cl->type_id ? cl->type_id : "", cl);
+	    r->profile, cl->type_id ? cl->type_id : "", cl, r->warning);
 }
 
 /* The VF for a new placement: the pinned one, or a random choice. */
@@ -455,6 +499,19 @@ claim_code(struct run *r, int code)
 	return code;
 }
 
+/* --adopt: the pinned VF's claim, if it can be adopted. */
+static int
+adopt(struct run *r)
+{
+	const struct placement_vf *v = placement_find(&r->pl, r->pin);
+	char msg[128];
+
+	if (v != NULL)
+		return claim_code(r, adopt_claim(r, v));
+	(void)snprintf(msg, sizeof(msg), "no vGPU VF %s on this host", r->pin);
+	return log_fail(EXIT_NO, msg, NULL);
+}
+
 /* --claim: the instance's existing claim, or a new one. */
 static int
 claim_flow(struct run *r)
@@ -465,6 +522,8 @@ claim_flow(struct run *r)
 
 	if (held != NULL)
 		code = claim_code(r, existing_claim(r, held));
+	else if (r->adopt)
+		code = adopt(r);
 	else if ((code = choose(r, &vi)) == 0)
 		code = claim_code(r, persist_claim(r, vi));
 	if (code != 0)
@@ -472,6 +531,12 @@ claim_flow(struct run *r)
 	held = claims_find_instance(&r->claims, r->instance);
 	if (r->configure && (code = configure_claim(r, held)) != 0)
 		return claim_code(r, code);
+	/* SPEC 6.4; a libvirt domain's claim is completed by its hook. */
+	if (!r->libvirt_format && held->vsock == NULL &&
+	    held->control_socket == NULL)
+		add_warning(r, "claim made with no --vsock and no "
+		    "--control-socket: the sentinel cannot poll it and "
+		    "reconcile cannot release it", held->vf);
 	return emit_claim(r, held);
 }
 
@@ -486,7 +551,7 @@ dry_run(struct run *r)
 		return code;
 	(void)snprintf(type_id, sizeof(type_id), "%u",
 	    placement_type_id(vi, r->profile));
-	return emit(vi->addr, vi->card, r->profile, type_id, NULL);
+	return emit(vi->addr, vi->card, r->profile, type_id, NULL, "");
 }
 
 static void

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "cli.h"
+#include "drain.h"
 #include "placement.h"
 #include "store.h"
 #include "sysfs.h"
@@ -24,11 +25,16 @@ struct run {
 	char pin[VF_ADDR_LEN + 1];	/* --vf, canonical; "" when not given */
 	bool include_quarantined;
 	bool configure;
+	bool adopt;			/* --adopt */
+	bool libvirt_format;		/* --format libvirt */
+	const char *proc_root;		/* --proc-root, default "/" */
+	char warning[256];		/* the output line's "warning"; "" */
 	bool seeded;
 	unsigned seed;
 	struct store store;
 	struct health health;
 	struct claims claims;
+	struct drains drains;		/* vf-drain.json (drain.h) */
 	struct vf_inventory inv;
 	struct placement pl;
 };
@@ -49,5 +55,15 @@ int existing_claim(struct run *r, struct claim *cl);
 
 /* claim.c: --configure of the claim cl (removed again on failure). */
 int configure_claim(struct run *r, const struct claim *cl);
+
+/* claim.c: --adopt: a claim of the pinned, configured VF for
+ * r->instance, its type left as it is; 0 or a code. */
+int adopt_claim(struct run *r, const struct placement_vf *v);
+
+/* claim.c: adds a sentence to r->warning and logs it at warn. */
+void add_warning(struct run *r, const char *msg, const char *vf);
+
+/* output.c: --format libvirt: the VF's <hostdev> element; 0 or 74. */
+int emit_hostdev(const char *vf);
 
 #endif
