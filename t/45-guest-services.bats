@@ -142,7 +142,7 @@ ms_since() {
 		wait_for answer_state_is FAILED
 		elapsed=$(ms_since "$start")
 		echo "$s recovered in $elapsed ms" >&3
-		[ "$elapsed" -lt 2000 ]
+		[ "$elapsed" -lt "$(load_scaled 2000)" ]
 		sleep 1.2
 	done
 	# The producers feed the new vsock-answer through the same FIFO.

@@ -68,7 +68,7 @@ host_conf() {
 # its runsv's tree; when ./run's process changed, none of the old
 # instance may be alive; and NAME runs one process of each COMM again.
 kill_round() {
-	local name=$1 victim=$2 main old vpid p
+	local name=$1 victim=$2 main old vpid p i
 	shift 2
 	echo "round: $name, $victim"
 	wait_long runit_one "$name" "$@"
@@ -79,8 +79,14 @@ kill_round() {
 	if [ "$victim" = sv-kill ]; then
 		sv kill "$RUNIT_SV/$name" >/dev/null
 	else
-		vpid=$(runit_procs "$name" |
-		    awk -v c="$victim" '$3 == c { print $1; exit }')
+		# (A report between two runs is looked for until one runs:
+		# on a loaded machine the one seen above may have ended.)
+		for ((i = 0; i < 200; i++)); do
+			vpid=$(runit_procs "$name" |
+			    awk -v c="$victim" '$3 == c { print $1; exit }')
+			[ -n "$vpid" ] && break
+			sleep 0.05
+		done
 		[ -n "$vpid" ] || fail "$name runs no $victim"
 		kill -KILL "$vpid"
 	fi

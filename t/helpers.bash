@@ -136,6 +136,16 @@ wait_long() {
 	return 1
 }
 
+# load_scaled MS: MS stretched by how many times over the machine is
+# loaded (the 1-minute load average over the cores, at least 1): for a
+# latency bound that a parallel run on a busy machine would break.
+load_scaled() {
+	local load
+	read -r load _ </proc/loadavg
+	awk -v ms="$1" -v l="$load" -v c="$(nproc)" \
+	    'BEGIN { f = l / c; if (f < 1) f = 1; printf "%d\n", ms * f }'
+}
+
 # kill_pids: SIGKILL every pid in $PIDS (a test's background helpers).
 kill_pids() {
 	local p
@@ -151,6 +161,7 @@ lock_hold() {
 	local f=$1
 	shift
 	rm -f "$T/lock-held" "$T/lock-go"
+	# shellcheck disable=SC2016 # $1, $2 and $i are the inner shell's
 	flock "$@" "$f" sh -c 'touch "$1"; i=0
 		while [ ! -e "$2" ] && [ $i -lt 1200 ]; do
 			sleep 0.05; i=$((i + 1))
@@ -179,6 +190,7 @@ has_open() {
 # DIR, listening on 127.0.0.1 at a port the kernel picks (so two tests
 # never meet on one port), and waits until it listens. Sets NE_PID and
 # NE_PORT; its log is $T/ne.log.
+# shellcheck disable=SC2034 # NE_PID and NE_PORT are for the caller
 ne_start() {
 	"$VFS_TOOLS/prometheus-node-exporter" --web.listen-address=127.0.0.1:0 \
 	    --collector.disable-defaults --collector.textfile \
