@@ -4,6 +4,7 @@
  * the hybrid vsock handshake, a peer that closes early, a bad handshake
  * answer, a refused connection and the timeout texts.
  */
+#include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +172,16 @@ main(void)
 	    (lfd = endpoint_listen(&ep)) < 0)
 		abort();
 	test_plain(lfd, text);
+	/* virtio-serial: dials the VMM's chardev socket as unix: does. */
+	snprintf(text, sizeof(text), "virtio-serial:%s", sock_path);
+	test_plain(lfd, text);
+	ok(endpoint_parse_listen("virtio-serial:org.vfsentinel.0", &ep) == 0 &&
+	    ep.kind == EP_VSERIAL && strcmp(ep.path, "org.vfsentinel.0") == 0,
+	    "virtio-serial:NAME listens on a port by name");
+	ok(endpoint_listen(&ep) == -1 && errno == EINVAL,
+	    "a port is not a socket to listen on");
+	ok(endpoint_parse("virtio-serial:", &ep) == -1 && errno == EINVAL,
+	    "virtio-serial: needs a path");
 	snprintf(text, sizeof(text), "hvsock:%s:9999", sock_path);
 	test_hybrid(lfd, text);
 	test_refused();

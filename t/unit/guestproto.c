@@ -166,6 +166,40 @@ test_marker_match(void)
 	    "truncated line does not match");
 }
 
+/* The guest kernel's own console line (SPEC 6.2). */
+static bool
+kline(const char *line, const char **t, size_t *n)
+{
+	return guest_kernel_line_match(line, strlen(line), t, n);
+}
+
+static void
+test_kernel_line(void)
+{
+	const char *t;
+	size_t n;
+
+	ok(kline("[    8.462102] " MSG "\r\n", &t, &n) && n == strlen(MSG) &&
+	    memcmp(t, MSG, n) == 0, "kernel line: the text after the prefix");
+	ok(kline(MSG, &t, &n) && t != NULL, "kernel line: without a prefix");
+	ok(kline("[12345.678901] " MSG "\n", &t, &n), "kernel line: no spaces");
+	ok(!kline("+ echo '" MSG "'", &t, &n), "kernel line: echoed command");
+	ok(!kline(" " MSG, &t, &n), "kernel line: a leading space");
+	ok(!kline("[    8.462102]" MSG, &t, &n), "kernel line: no space after ]");
+	ok(!kline("[    8.462102] " MSG " x", &t, &n),
+	    "kernel line: trailing text");
+	ok(!kline("NVRM: RmInitAdapter failed! (0x30:0xffff:660)", &t, &n),
+	    "kernel line: no GPU address");
+	ok(!kline("NVRM: GPU 0000:00:03.0: RmInitAdapter failed!", &t, &n),
+	    "kernel line: no code");
+	ok(!kline("NVRM: GPU 0000:00:03.8: RmInitAdapter failed! (1)", &t, &n),
+	    "kernel line: function 8");
+	ok(!kline("NVRM: GPU 0000:00:03.0: RmInitAdapter failed! (1)\n\n",
+	    &t, &n), "kernel line: two newlines");
+	ok(!guest_kernel_line_match(MSG, 20, &t, &n),
+	    "kernel line: truncated");
+}
+
 static void
 test_marker_format(void)
 {
@@ -201,6 +235,7 @@ main(void)
 	test_reply_format();
 	test_reply_parse();
 	test_marker_match();
+	test_kernel_line();
 	test_marker_format();
 	return done_testing();
 }
