@@ -19,7 +19,10 @@ setup() {
 	ops=$(sed -n 's/.* operations=\([0-9]*\).*/\1/p' <<<"$output")
 	kills=$(sed -n 's/.* kills=\([0-9]*\).*/\1/p' <<<"$output")
 	faults=$(sed -n 's/.* injected_faults=\([0-9]*\).*/\1/p' <<<"$output")
-	[ "$ops" -ge 100 ] || fail "only $ops operations"
+	# (100 in 30 s; fewer where the machine is loaded many times over:
+	# one parallel run at load 20 did 89.)
+	[ "$ops" -ge $((100 * 1000 / $(load_scaled 1000))) ] ||
+	    fail "only $ops operations"
 	[ "$kills" -ge 1 ] || fail "no kill"
 	[ "$faults" -ge 1 ] || fail "no injected fault"
 	for op in pick release report-failure report-success quarantine clear scan; do
