@@ -29,8 +29,8 @@
 
 #include "io.h"
 #include "pci.h"
-#include "store.h"
 #include "sysfs.h"
+#include "vfaddr.h"
 
 static jmp_buf pci_jump;
 static char pci_error_text[256];

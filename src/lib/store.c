@@ -20,36 +20,6 @@
 
 #define STORE_FILE_MAX (64u << 20)	/* larger files are "unavailable" */
 
-static bool
-hexdigits(const char *s, size_t n, bool any_case)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') ||
-		    (s[i] >= 'a' && s[i] <= 'f') ||
-		    (any_case && s[i] >= 'A' && s[i] <= 'F')))
-			return false;
-	return true;
-}
-
-bool
-pci_addr_valid(const char *s, bool any_case)
-{
-	if (s == NULL || strlen(s) != VF_ADDR_LEN)
-		return false;
-	return hexdigits(s, 4, any_case) && s[4] == ':' &&
-	    hexdigits(s + 5, 2, any_case) && s[7] == ':' &&
-	    hexdigits(s + 8, 2, any_case) && s[10] == '.' &&
-	    s[11] >= '0' && s[11] <= '7';
-}
-
-bool
-vf_addr_valid(const char *s)
-{
-	return pci_addr_valid(s, false);
-}
-
 static int
 join(char *buf, size_t len, const char *a, const char *b)
 {

@@ -24,15 +24,9 @@
 #include <jansson.h>
 
 #include "atomic.h"
+#include "vfaddr.h"
 
-#define VF_ADDR_LEN 12			/* "0000:e3:00.4" */
 #define STORE_STRING_MAX 256		/* instance_id, assigned_at */
-
-/* True if s fully matches ^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$ */
-bool vf_addr_valid(const char *s);
-
-/* The same shape; with any_case also upper-case hex digits (sysfs). */
-bool pci_addr_valid(const char *s, bool any_case);
 
 struct vf_failure {
 	char *instance_id;		/* owned, "" when absent */

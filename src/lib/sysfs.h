@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "store.h"
+#include "vfaddr.h"
 
 #define VGPU_NAME_MAX 128
 

@@ -1,8 +1,10 @@
 /*
- * vfaddr.c - command-line PCI addresses: the short form lspci prints and
- * upper-case hex, turned into the one canonical form (SPEC.md 2.3).
+ * vfaddr.c - PCI addresses: the canonical form's checks, and command-line
+ * addresses (the short form lspci prints, upper-case hex) turned into
+ * that one form (SPEC.md 2.3).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,6 +12,36 @@
 
 #define SHORT_LEN 7			/* "e3:00.4" */
 #define ARG_SHOWN 64			/* bytes of a bad argument shown */
+
+static bool
+hexdigits(const char *s, size_t n, bool any_case)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+		    (s[i] >= 'a' && s[i] <= 'f') ||
+		    (any_case && s[i] >= 'A' && s[i] <= 'F')))
+			return false;
+	return true;
+}
+
+bool
+pci_addr_valid(const char *s, bool any_case)
+{
+	if (s == NULL || strlen(s) != VF_ADDR_LEN)
+		return false;
+	return hexdigits(s, 4, any_case) && s[4] == ':' &&
+	    hexdigits(s + 5, 2, any_case) && s[7] == ':' &&
+	    hexdigits(s + 8, 2, any_case) && s[10] == '.' &&
+	    s[11] >= '0' && s[11] <= '7';
+}
+
+bool
+vf_addr_valid(const char *s)
+{
+	return pci_addr_valid(s, false);
+}
 
 static char
 lower(char ch)

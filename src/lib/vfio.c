@@ -17,7 +17,6 @@
 
 #include "io.h"
 #include "procfd.h"
-#include "store.h"
 #include "sysfs.h"
 #include "vfio.h"
 
