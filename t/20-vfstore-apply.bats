@@ -125,9 +125,9 @@ answers() {
 	check unknown $VF A $AT1 >&5
 	answers 3
 	assert_equal "$(sed -n 1p "$T/out" | jq -r .error)" \
-	    "VF health state unavailable: unmarshal VF health state: '[' or '{' expected near 'not'"
+	    "VF health state unavailable: $HEALTH: unmarshal VF health state: '[' or '{' expected near 'not'"
 	assert_equal "$(sed -n 2p "$T/out" | jq -r .error)" \
-	    "VF health state unavailable: unmarshal VF health state: '[' or '{' expected near 'not'"
+	    "VF health state unavailable: $HEALTH: unmarshal VF health state: '[' or '{' expected near 'not'"
 	assert_equal "$(sed -n 3p "$T/out" | jq -r .outcome)" counted
 	assert_equal "$(sha "$HEALTH")" "$sum"
 	put_health '{"version":1,"records":[{"vf_address":"0000:e3:00.6","quarantined_at":"2026-08-20T00:00:00Z"}]}'

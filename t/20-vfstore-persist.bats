@@ -17,7 +17,8 @@ setup() {
 }
 
 # closed TEXT REASON: with the health file TEXT, every command that needs
-# the store fails closed with 69, the bytes stay, check names REASON.
+# the store fails closed with 69, the bytes stay, check and the error log
+# give REASON after the file's name (SPEC 6.3).
 closed() {
 	put_health "$1"
 	local sum
@@ -26,11 +27,12 @@ closed() {
 	assert_output ''
 	run -69 --separate-stderr rok 0000:e3:00.5 A $AT1
 	run -69 --separate-stderr vs show
+	assert_equal "$(jq -r .error <<<"$stderr")" "$HEALTH: $2"
 	run -69 --separate-stderr vs quarantine --vf 0000:e3:00.5
 	run -69 --separate-stderr vs clear --vf 0000:e3:00.5
 	run -69 --separate-stderr vs check
 	assert_equal "$(jq -r .status <<<"$output")" unavailable
-	assert_equal "$(jq -r .reason <<<"$output")" "$2"
+	assert_equal "$(jq -r .reason <<<"$output")" "$HEALTH: $2"
 	assert_equal "$(sha "$HEALTH")" "$sum"
 	assert_not_exists "$HEALTH.tmp"
 }
@@ -60,7 +62,8 @@ closed() {
 @test "an unreadable store (a directory in its place) fails closed" {
 	mkdir -p "$HEALTH"
 	run -69 --separate-stderr vs check
-	assert_equal "$(jq -r .reason <<<"$output")" "read VF health state: Is a directory"
+	assert_equal "$(jq -r .reason <<<"$output")" \
+	    "$HEALTH: read VF health state: not a regular file"
 	run -69 --separate-stderr rfail $VF A $AT1
 }
 

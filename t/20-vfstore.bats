@@ -330,7 +330,8 @@ vq() {
 	assert_output '{"status":"ok","records":0,"quarantined":0,"claims":0}'
 	put_claims '{"version":1,"claims":[{"vf_address":"0000:e3:00.4","instance_id":"a","claimed_at":"x"},{"vf_address":"0000:e3:00.5","instance_id":"a","claimed_at":"y"}]}'
 	run -69 --separate-stderr vs check
-	assert_output '{"status":"unavailable","reason":"validate VF claims claim 1: duplicate instance \"a\""}'
+	assert_equal "$(jq -r .reason <<<"$output")" \
+	    "$CLAIMS: validate VF claims claim 1: duplicate instance \"a\""
 }
 
 @test "a held lock makes mutators exit 75 after --lock-timeout" {

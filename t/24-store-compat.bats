@@ -30,10 +30,25 @@ health_with_quarantine() {
 	put_health '{"version":1,"records":[{"vf_address":"'$VF'","quarantined_at":'"$1"'}]}'
 }
 
-# unavailable REASON: vfstore check exits 69 with exactly that reason.
+# unavailable REASON: vfstore check exits 69 with exactly that reason,
+# after the file's name.
 unavailable() {
 	run -69 --separate-stderr vs check
-	assert_equal "$(jq -r .reason <<<"$output")" "$1"
+	assert_equal "$(jq -r .reason <<<"$output")" "$HEALTH: $1"
+}
+
+# same_reason BAD REPEATED: the file REPEATED (where a key repeats after
+# the value of BAD) is refused with the reason of BAD, where that value
+# stands alone: upstream's decoder keeps the first error of a repeated
+# key's values, whichever comes last.
+same_reason() {
+	local want
+	put_health "$1"
+	run -69 --separate-stderr vs check
+	want=$(jq -r .reason <<<"$output")
+	put_health "$2"
+	run -69 --separate-stderr vs check
+	assert_equal "$(jq -r .reason <<<"$output")" "$want"
 }
 
 # loads N: vfstore check exits 0 and counts N records.
@@ -91,6 +106,46 @@ loads() {
 	loads 1
 }
 
+@test "like upstream: a key repeated after a value upstream cannot decode is refused (records {} then [...])" {
+	R='{"vf_address":"'$VF'","quarantined_at":"'$Q'"}'
+	put_health '{"version":1,"records":{},"records":['"$R"']}'
+	unavailable 'unmarshal VF health state: json: cannot unmarshal object into field "records" of type array'
+	put_health '{"version":"1","version":1,"records":[]}'
+	unavailable 'unmarshal VF health state: json: cannot unmarshal string into field "version" of type int'
+	same_reason '{"version":1,"records":[{"vf_address":"'$VF'","quarantined_at":5}]}' \
+	    '{"version":1,"records":[{"vf_address":"'$VF'","quarantined_at":5,"quarantined_at":"'$Q'"}]}'
+	same_reason '{"version":1,"records":[{"vf_address":"'$VF'","quarantined_at":"yesterday"}]}' \
+	    '{"version":1,"records":[{"vf_address":"'$VF'","quarantined_at":"yesterday","quarantined_at":"'$Q'"}]}'
+	same_reason '{"version":1,"records":[{"vf_address":"'$VF'","failures":[{"reported_at":"'$Q'","instance_id":[]}]}]}' \
+	    '{"version":1,"records":[{"vf_address":"'$VF'","failures":[{"reported_at":"'$Q'","instance_id":[]}],"failures":[],"quarantined_at":"'$Q'"}]}'
+	same_reason '{"version":1,"records":[5]}' \
+	    '{"version":1,"records":[5],"records":['"$R"']}'
+}
+
+@test "differs, and says so: a key repeated where upstream would merge or keep the values is refused" {
+	R='{"vf_address":"'$VF'","quarantined_at":"'$Q'"}'
+	# Go decodes the second array into the elements of the first: the
+	# record would keep the first one's quarantine.
+	put_health '{"version":1,"records":['"$R"'],"records":[{"vf_address":"'$VF'","failures":[{"reported_at":"'$Q'"}]}]}'
+	unavailable 'unmarshal VF health state: key "records" repeats after a non-empty array (upstream merges the two; vfsentinel refuses)'
+	# Go keeps a string when null follows.
+	put_health '{"version":1,"records":[{"vf_address":"'$VF'","failures":[{"instance_id":"a","instance_id":null,"reported_at":"'$Q'"}]}]}'
+	unavailable 'unmarshal VF health state: key "instance_id" repeats as null after a value (upstream keeps the value; vfsentinel refuses)'
+	# An empty array or null first, then the value: the last one counts.
+	put_health '{"version":1,"records":[],"records":null,"records":['"$R"']}'
+	loads 1
+}
+
+@test "like upstream: a JSON escape in a timestamp is refused (Go parses the raw bytes)" {
+	health_with_quarantine '"2026-08-20T15:00:31\u005a"'
+	unavailable 'unmarshal VF health state: parsing time "2026-08-20T15:00:31\u005a": a JSON escape in a timestamp (upstream parses the raw bytes)'
+	put_health '{"version":1,"records":[{"vf_address":"'$VF'","failures":[{"instance_id":"\u0061","reported_at":"2026\u002d08-20T15:00:31Z"}]}]}'
+	unavailable 'unmarshal VF health state: parsing time "2026\u002d08-20T15:00:31Z": a JSON escape in a timestamp (upstream parses the raw bytes)'
+	# An escape anywhere else is read, as upstream reads it.
+	put_health '{"version":1,"records":[{"vf_address":"'$VF'","failures":[{"instance_id":"\u0061\/","reported_at":"'$Q'"}]}]}'
+	loads 1
+}
+
 @test "like upstream: a lowercase t or z in a timestamp is refused" {
 	health_with_quarantine '"2026-08-20t15:00:31Z"'
 	unavailable 'unmarshal VF health state: parsing time "2026-08-20t15:00:31Z": not an RFC 3339 timestamp'
@@ -120,13 +175,20 @@ loads() {
 
 # --- the loader: differences store.md states ----------------------------
 
-@test "differs: keys match exactly (upstream folds case: Version, RECORDS, VF_Address)" {
-	put_health '{"Version":1,"records":[]}'
-	unavailable 'validate VF health state: unsupported version 0'
+@test "differs, and says so: keys match exactly (upstream folds case: Version, RECORDS, VF_Address)" {
+	put_health '{"VERSION":1,"records":[]}'
+	unavailable 'unmarshal VF health state: key "VERSION" is "version" in another case (upstream folds the case of keys; vfsentinel reads exact keys only)'
 	put_health '{"version":1,"Records":[]}'
-	unavailable 'validate VF health state: expected a records array'
+	unavailable 'unmarshal VF health state: key "Records" is "records" in another case (upstream folds the case of keys; vfsentinel reads exact keys only)'
 	put_health '{"version":1,"records":[{"VF_Address":"'$VF'","quarantined_at":"'$Q'"}]}'
-	unavailable 'validate VF health state record 0: invalid VF address ""'
+	unavailable 'unmarshal VF health state: key "VF_Address" is "vf_address" in another case (upstream folds the case of keys; vfsentinel reads exact keys only)'
+	# Not only where a field is then missing: a record whose quarantine
+	# only upstream would see.
+	put_health '{"version":1,"records":[{"vf_address":"'$VF'","failures":[{"reported_at":"'$Q'"}],"Quarantined_At":"'$Q'"}]}'
+	unavailable 'unmarshal VF health state: key "Quarantined_At" is "quarantined_at" in another case (upstream folds the case of keys; vfsentinel reads exact keys only)'
+	# Go folds the Kelvin sign and the long s too.
+	put_health '{"version":1,"records":[{"vf_address":"'$VF'","failures":[{"reported_at":"'$Q'","in\u017ftance_id":"a"}]}]}'
+	unavailable $'unmarshal VF health state: key "in\u017ftance_id" is "instance_id" in another case (upstream folds the case of keys; vfsentinel reads exact keys only)'
 }
 
 @test "differs: an unknown field must still be JSON jansson holds (no 1e999, no 30-digit integer, 2048 levels at most)" {
@@ -142,15 +204,20 @@ loads() {
 	loads 0
 }
 
-@test "differs: a lone surrogate or invalid UTF-8 is refused (upstream reads U+FFFD)" {
+@test "differs, and says so: a lone surrogate, invalid UTF-8 or \\u0000 is refused (upstream reads U+FFFD, or the NUL)" {
 	put_health '{"version":1,"records":[{"vf_address":"'$VF'","failures":[{"instance_id":"a\ud800b","reported_at":"'$Q'"}]}]}'
-	unavailable "unmarshal VF health state: invalid Unicode '\\uD800' near '\"a\\ud800b\"'"
+	unavailable "unmarshal VF health state: a lone surrogate in a string (upstream reads U+FFFD): invalid Unicode '\\uD800' near '\"a\\ud800b\"'"
 	put_health $'{"version":1,"records":[{"vf_address":"'$VF$'","failures":[{"instance_id":"a\xffb","reported_at":"'$Q$'"}]}]}'
-	run -69 --separate-stderr vs check
-	assert_equal "$(jq -r .status <<<"$output")" unavailable
+	unavailable "unmarshal VF health state: invalid UTF-8 (upstream reads U+FFFD): unable to decode byte 0xff near '\"a'"
+	put_health '{"version":1,"records":[{"vf_address":"'$VF'","failures":[{"instance_id":"a\u0000b","reported_at":"'$Q'"}]}]}'
+	unavailable "unmarshal VF health state: a \\u0000 (NUL) in a string (upstream reads it; vfsentinel stores no NUL) near '\"a\\u0000b\"'"
 }
 
-@test "differs: an escape inside a timestamp (\\u005a for Z) is accepted (upstream parses the raw bytes and refuses)" {
-	health_with_quarantine '"2026-08-20T15:00:31\u005a"'
-	loads 1
+@test "differs, and says so: a one-digit hour or an offset out of range in a timestamp (upstream's Go 1.19 reads both)" {
+	health_with_quarantine '"2026-08-20T5:00:31Z"'
+	unavailable 'unmarshal VF health state: parsing time "2026-08-20T5:00:31Z": the hour has one digit (upstream reads it; vfsentinel wants two)'
+	health_with_quarantine '"2026-08-20T15:00:31+24:00"'
+	unavailable 'unmarshal VF health state: parsing time "2026-08-20T15:00:31+24:00": offset out of range (upstream reads it; vfsentinel wants -23:59 to +23:59)'
+	health_with_quarantine '"2026-08-20T15:00:31-02:60"'
+	unavailable 'unmarshal VF health state: parsing time "2026-08-20T15:00:31-02:60": offset out of range (upstream reads it; vfsentinel wants -23:59 to +23:59)'
 }

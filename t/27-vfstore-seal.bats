@@ -80,7 +80,7 @@ reports() {
 	sum=$(sha "$HEALTH")
 	run -69 --separate-stderr rfail $A i-2 $AT
 	assert_equal "$(jq -r .error <<<"$stderr")" \
-	    "validate VF health state record 1: invalid VF address \"0000:e3:00.Z\""
+	    "$HEALTH: validate VF health state record 1: invalid VF address \"0000:e3:00.Z\""
 	run -69 --separate-stderr rfail $A i-1 $AT
 	run -69 --separate-stderr rok $A i-1 $AT
 	assert_equal "$(sha "$HEALTH")" "$sum"

@@ -160,9 +160,11 @@ open_log(const char *gpu_dir, bool *created)
 	if (lstat(path, &st) == 0 && st.st_size >= AUDIT_ROTATE_BYTES &&
 	    rename(path, old) < 0)
 		return -1;
-	if ((fd = open(path, flags)) >= 0 || errno != ENOENT)
+	/* Never blocks (a FIFO here would hold the store lock for ever):
+	 * anything but a regular file is IO_ENOTREG (SPEC 6.3). */
+	if ((fd = io_open_regular(path, flags, 0)) >= 0 || errno != ENOENT)
 		return fd;
-	if ((fd = open(path, flags | O_CREAT | O_EXCL, 0644)) < 0)
+	if ((fd = io_open_regular(path, flags | O_CREAT | O_EXCL, 0644)) < 0)
 		return -1;
 	*created = true;
 	if (fchmod(fd, 0644) < 0 || give_to_dir_owner(fd, gpu_dir) < 0) {
@@ -265,7 +267,7 @@ walk_file(struct audit_walk *w, const char *path)
 	size_t len;
 	int fd, rc = 0;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+	if ((fd = io_open_regular(path, O_RDONLY | O_NOFOLLOW, 0)) < 0)
 		return errno == ENOENT ? 0 : -1;
 	if (jsonl_reader_init(&r, fd) < 0) {
 		close(fd);

@@ -179,7 +179,7 @@ claims_parse(const char *text, size_t len, struct claims *c, char *why,
     size_t whylen)
 {
 	static const struct jsondoc_kind kind = {
-		CLAIMS_NOUN, "claims", claims_decode, claims_validate
+		CLAIMS_NOUN, "claims", claims_decode, claims_validate, NULL
 	};
 
 	memset(c, 0, sizeof(*c));

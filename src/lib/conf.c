@@ -4,13 +4,16 @@
 #include <ctype.h>
 #include <stddef.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
 #include "conf.h"
+#include "io.h"
 #include "utf8.h"
 
 #define CONF_LINE_MAX 4096
@@ -234,13 +237,20 @@ conf_load(struct conf *c, const char *path, bool must_exist, char *err,
 	char line[CONF_LINE_MAX], name[64], why[128];
 	unsigned lineno = 0;
 	FILE *f;
-	int rc = 0;
+	int fd, rc = 0;
 
-	f = fopen(path, "re");
+	/* Never blocks, and only a regular file (SPEC 6.3): a FIFO in its
+	 * place would hang every program at start. A link is followed. */
+	f = NULL;
+	if ((fd = io_open_regular(path, O_RDONLY, 0)) >= 0 &&
+	    (f = fdopen(fd, "re")) == NULL) {
+		close(fd);
+		errno = ENOMEM;
+	}
 	if (f == NULL) {
 		if (errno == ENOENT && !must_exist)
 			return 0;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		snprintf(err, errlen, "%s: %s", path, io_strerror(errno));
 		return -1;
 	}
 	while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {

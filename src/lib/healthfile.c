@@ -11,6 +11,7 @@
 
 #include "healthcache.h"
 #include "jsondoc.h"
+#include "jsongo.h"
 #include "obuf.h"
 #include "store.h"
 #include "timefmt.h"
@@ -234,12 +235,36 @@ out:
 	return rc;
 }
 
+/* The fields upstream's Go types have (t/fixtures/go/gen.go), for the
+ * checks the tree cannot make (jsongo.h). */
+static const struct jsongo_field failure_fields[] = {
+	{ "instance_id", JSONGO_STRING, NULL },
+	{ "assigned_at", JSONGO_STRING, NULL },
+	{ "reported_at", JSONGO_TIME, NULL },
+};
+static const struct jsongo_obj failure_obj = { "failure", failure_fields,
+	sizeof(failure_fields) / sizeof(failure_fields[0]) };
+static const struct jsongo_field record_fields[] = {
+	{ "vf_address", JSONGO_STRING, NULL },
+	{ "failures", JSONGO_ARRAY, &failure_obj },
+	{ "quarantined_at", JSONGO_TIME_PTR, NULL },
+};
+static const struct jsongo_obj record_obj = { "record", record_fields,
+	sizeof(record_fields) / sizeof(record_fields[0]) };
+static const struct jsongo_field doc_fields[] = {
+	{ "version", JSONGO_INT, NULL },
+	{ "records", JSONGO_ARRAY, &record_obj },
+};
+static const struct jsongo_obj doc_obj = { "document", doc_fields,
+	sizeof(doc_fields) / sizeof(doc_fields[0]) };
+
 int
 health_parse(const char *text, size_t len, struct health *h, char *why,
     size_t whylen)
 {
 	static const struct jsondoc_kind kind = {
-		HEALTH_NOUN, "records", records_decode, records_validate
+		HEALTH_NOUN, "records", records_decode, records_validate,
+		&doc_obj
 	};
 
 	memset(h, 0, sizeof(*h));

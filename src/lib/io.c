@@ -135,6 +135,41 @@ slurp_grow(char **buf, size_t *cap, size_t max)
 	return 0;
 }
 
+const char *
+io_strerror(int err)
+{
+	return err == IO_ENOTREG ? "not a regular file" : strerror(err);
+}
+
+int
+io_open_regular(const char *path, int flags, mode_t mode)
+{
+	struct stat st;
+	int fd, saved;
+
+	fd = open(path, flags | O_CLOEXEC | O_NONBLOCK, mode);
+	if (fd < 0) {
+		/* A FIFO opened for writing without a reader. */
+		if (errno == ENXIO)
+			errno = IO_ENOTREG;
+		return -1;
+	}
+	if (fstat(fd, &st) < 0)
+		goto fail;
+	if (!S_ISREG(st.st_mode)) {
+		errno = IO_ENOTREG;
+		goto fail;
+	}
+	if (io_set_nonblock(fd, false) < 0)
+		goto fail;
+	return fd;
+fail:
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return -1;
+}
+
 char *
 io_slurp(const char *path, size_t max, size_t *len)
 {
@@ -146,8 +181,9 @@ io_slurp(const char *path, size_t max, size_t *len)
 
 	/* Only state files are slurped: a symlink planted in their
 	 * directory is never followed (ELOOP), so the caller fails closed
-	 * instead of reading some other file as root. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	 * instead of reading some other file as root; and a FIFO or a
+	 * directory in their place is refused without blocking. */
+	fd = io_open_regular(path, O_RDONLY | O_NOFOLLOW, 0);
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &st) < 0)

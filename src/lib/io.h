@@ -25,13 +25,36 @@ int io_set_nonblock(int fd, bool on);
 bool io_peer_gone(int fd);
 
 /*
+ * The errno of a file that is there but is not a regular file (a FIFO, a
+ * directory, a socket, a device). Linux has no EFTYPE; ENOSTR (STREAMS,
+ * which no open(2) of a file returns on Linux) stands for it, and
+ * io_strerror() names it.
+ */
+#define IO_ENOTREG ENOSTR
+
+/* strerror(err), but "not a regular file" for IO_ENOTREG. */
+const char *io_strerror(int err);
+
+/*
+ * Opens path (flags: O_RDONLY, or O_WRONLY with O_APPEND and the like,
+ * O_NOFOLLOW where a link must not be followed, O_CREAT with mode;
+ * O_CLOEXEC and O_NONBLOCK are added) without ever blocking: a FIFO
+ * without a writer would hold an open(2) for ever, a FIFO with one would
+ * hand over whatever its writer sends. Refused unless fstat says a
+ * regular file: -1 with IO_ENOTREG (also for a FIFO opened for writing
+ * without a reader). The descriptor is returned blocking again.
+ */
+int io_open_regular(const char *path, int flags, mode_t mode);
+
+/*
  * Reads a whole file (at most max bytes) into a new NUL-terminated buffer
  * the caller owns (free()). The buffer is sized by what is read (the
  * size fstat reports, grown by doubling for files that do not know
  * theirs), never by max, so a program runs under a memory cap
  * (chpst -m). NULL/errno on error: EFBIG when larger than max, ENOMEM
  * when the buffer cannot be had, ELOOP when path is a symbolic link
- * (state files are never followed).
+ * (state files are never followed), IO_ENOTREG when path is not a
+ * regular file (opened without blocking: io_open_regular()).
  */
 char *io_slurp(const char *path, size_t max, size_t *len);
 

@@ -15,10 +15,8 @@
 
 #include "jsonarena.h"
 #include "jsondoc.h"
+#include "jsongo.h"
 #include "timefmt.h"
-
-/* The length of "2026-08-20T15:00:31", where a fraction may follow. */
-#define SECONDS_END 19
 
 int
 jsondoc_why(char *why, size_t whylen, const char *fmt, ...)
@@ -133,30 +131,6 @@ jsondoc_str(const json_t *obj, const char *key, const char **out,
 	return 0;
 }
 
-/*
- * timefmt_parse() with Go's time.Parse(RFC3339) rules: an upper-case T
- * and Z only, '.' or ',' before the fraction, and any number of fraction
- * digits, cut (not rounded) to nanoseconds.
- */
-static int
-go_time_parse(const char *s, struct timespec *ts)
-{
-	char buf[64];
-	size_t n;
-
-	if (strpbrk(s, "tz") != NULL)
-		return -1;
-	if (strlen(s) <= SECONDS_END || (s[SECONDS_END] != '.' &&
-	    s[SECONDS_END] != ','))
-		return timefmt_parse(s, ts);
-	n = strspn(s + SECONDS_END + 1, "0123456789");
-	if (snprintf(buf, sizeof(buf), "%.*s.%.*s%s", SECONDS_END, s,
-	    (int)(n < 9 ? n : 9), s + SECONDS_END + 1,
-	    s + SECONDS_END + 1 + n) >= (int)sizeof(buf))
-		return -1;
-	return timefmt_parse(buf, ts);
-}
-
 int
 jsondoc_time(const json_t *obj, const char *key, struct timespec *ts,
     bool *set, const char *noun, char *why, size_t whylen)
@@ -169,9 +143,9 @@ jsondoc_time(const json_t *obj, const char *key, struct timespec *ts,
 		return -1;
 	if (s == NULL)
 		return 0;
-	if (go_time_parse(s, ts) < 0)
+	if (jsongo_time_parse(s, ts) < 0)
 		return jsondoc_why(why, whylen, "unmarshal %s: parsing time "
-		    "\"%s\": not an RFC 3339 timestamp", noun, s);
+		    "\"%s\": %s", noun, s, jsongo_time_why(s));
 	*set = true;
 	return 0;
 }
@@ -225,7 +199,7 @@ is_word(char c)
  * bytes, and the messages name tokens, never positions.
  */
 static char *
-compact(const char *text, size_t len, size_t *outlen)
+compact(const char *text, size_t len, size_t *outlen, bool *escaped)
 {
 	char *out = malloc(len + 1);
 	bool in_str = false;
@@ -245,36 +219,100 @@ compact(const char *text, size_t len, size_t *outlen)
 			continue;
 		}
 		out[o++] = c;
-		if (in_str && c == '\\' && i + 1 < len)
+		if (in_str && c == '\\' && i + 1 < len) {
 			out[o++] = text[++i];
-		else if (c == '"')
+			*escaped = true;
+		} else if (c == '"') {
 			in_str = !in_str;
+		}
 	}
+	out[o] = '\0';			/* for jsongo_scan()'s strcspn */
 	*outlen = o;
 	return out;
 }
 
-static json_t *
-parse_text(const char *text, size_t len, const char *noun, char *why,
+/*
+ * jansson's reason, and where vfsentinel refuses what upstream reads (Go
+ * reads invalid UTF-8 and lone surrogates as U+FFFD, and \u0000 as a
+ * NUL), which it is.
+ */
+static void
+parse_why(const json_error_t *err, const char *noun, char *why,
     size_t whylen)
 {
+	const char *near = strstr(err->text, " near ");
+
+	switch (json_error_code(err)) {
+	case json_error_invalid_utf8:
+		jsondoc_why(why, whylen, "unmarshal %s: invalid UTF-8 "
+		    "(upstream reads U+FFFD): %s", noun, err->text);
+		return;
+	case json_error_null_character:
+	case json_error_null_byte_in_key:
+		jsondoc_why(why, whylen, "unmarshal %s: a \\u0000 (NUL) in a "
+		    "string (upstream reads it; vfsentinel stores no NUL)%s",
+		    noun, near != NULL ? near : "");
+		return;
+	default:
+		break;
+	}
+	if (strncmp(err->text, "invalid Unicode", 15) == 0)
+		jsondoc_why(why, whylen, "unmarshal %s: a lone surrogate in a "
+		    "string (upstream reads U+FFFD): %s", noun, err->text);
+	else
+		jsondoc_why(why, whylen, "unmarshal %s: %s", noun, err->text);
+}
+
+/*
+ * The tree of the compacted text, loaded refusing repeated keys: where
+ * one repeats, loaded again keeping the last (as before) and *dup set.
+ */
+static json_t *
+load_dense(const char *dense, size_t n, bool *dup, json_error_t *err)
+{
+	json_t *root;
+
+	*dup = false;
+	root = json_loadb(dense, n, JSON_REJECT_DUPLICATES, err);
+	if (root != NULL ||
+	    json_error_code(err) != json_error_duplicate_key)
+		return root;
+	*dup = true;
+	return json_loadb(dense, n, 0, err);
+}
+
+/*
+ * Parses text; a repeated key or an escape anywhere sends the text
+ * through Go's walk too (jsongo_scan()), the only reader that sees what
+ * the tree has lost. Keys in another case are refused (jsongo_keys()).
+ */
+static json_t *
+parse_text(const char *text, size_t len, const struct jsondoc_kind *k,
+    char *why, size_t whylen)
+{
+	bool dup, escaped = false;
 	json_error_t err;
 	json_t *root;
 	char *dense;
 	size_t n;
 
-	if ((dense = compact(text, len, &n)) == NULL) {
-		jsondoc_why(why, whylen, "unmarshal %s: out of memory", noun);
+	if ((dense = compact(text, len, &n, &escaped)) == NULL) {
+		jsondoc_why(why, whylen, "unmarshal %s: out of memory",
+		    k->noun);
 		errno = ENOMEM;
 		return NULL;
 	}
-	root = json_loadb(dense, n, 0, &err);
-	free(dense);
+	root = load_dense(dense, n, &dup, &err);
 	if (root == NULL) {
-		jsondoc_why(why, whylen, "unmarshal %s: %s", noun, err.text);
+		parse_why(&err, k->noun, why, whylen);
 		if (json_error_code(&err) == json_error_out_of_memory)
 			errno = ENOMEM;
+	} else if (((dup || escaped) && jsongo_scan(dense, n, k->schema,
+	    k->noun, why, whylen) < 0) ||
+	    jsongo_keys(root, k->schema, k->noun, why, whylen) < 0) {
+		root = NULL;		/* in the arena: dropped with it */
 	}
+	free(dense);
 	return root;
 }
 
@@ -302,7 +340,7 @@ doc_parse(const char *text, size_t len, const struct jsondoc_kind *k,
 	long long version = 0;
 	int rc = -1;
 
-	root = parse_text(text, len, k->noun, why, whylen);
+	root = parse_text(text, len, k, why, whylen);
 	if (root == NULL)
 		return -1;
 	if (doc_header(root, k->arrkey, &version, &arr, k->noun, why,

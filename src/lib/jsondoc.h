@@ -14,6 +14,8 @@
 #include <time.h>
 #include <jansson.h>
 
+struct jsongo_obj;
+
 /* Formats why (when not NULL) and returns -1 with errno EINVAL. */
 int jsondoc_why(char *why, size_t whylen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -71,6 +73,9 @@ struct jsondoc_kind {
 	    char *why, size_t whylen);
 	int (*validate)(void *dst, const char **addrs, char *why,
 	    size_t whylen);
+	const struct jsongo_obj *schema; /* the fields, for Go's rules that
+					   the tree cannot check (jsongo.h);
+					   NULL: none */
 };
 
 /*

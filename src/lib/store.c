@@ -200,16 +200,41 @@ slurp(const char *path, char **text, size_t *len, const char *noun,
 		return 1;
 	if ((saved = errno) == ENOENT)
 		return 0;
-	jsondoc_why(why, whylen, "read %s: %s", noun, strerror(saved));
+	jsondoc_why(why, whylen, "read %s: %s", noun, io_strerror(saved));
 	errno = saved == ENOMEM ? ENOMEM : EIO;
 	return -1;
+}
+
+/* "PATH: " before s->why, cutting its end if it must. */
+static void
+why_name_file(struct store *s)
+{
+	size_t n, len = strlen(s->why);
+
+	if (s->reading == NULL)
+		return;
+	n = strlen(s->reading) + 2;
+	if (n >= sizeof(s->why))
+		return;
+	if (len > sizeof(s->why) - 1 - n)
+		len = sizeof(s->why) - 1 - n;
+	memmove(s->why + n, s->why, len);
+	s->why[n + len] = '\0';
+	memcpy(s->why, s->reading, n - 2);
+	memcpy(s->why + n - 2, ": ", 2);
+	s->reading = NULL;		/* named once */
 }
 
 int
 store_load_failed(struct store *s)
 {
-	if (errno != ENOMEM)
+	int saved = errno;
+
+	if (saved != ENOMEM) {
+		why_name_file(s);
+		errno = saved;
 		return -1;
+	}
 	s->nomem = true;
 	if (s->why[0] == '\0')
 		snprintf(s->why, sizeof(s->why), "out of memory");
@@ -225,8 +250,10 @@ store_read(struct store *s, const char *path, const char *noun, char **text,
 
 	s->why[0] = '\0';
 	s->nomem = false;
+	s->reading = NULL;
 	if (dir_check(s) < 0)
 		return -1;
+	s->reading = path;
 	rc = slurp(path, text, len, noun, s->why, sizeof(s->why));
 	return rc < 0 ? store_load_failed(s) : rc;
 }

@@ -77,6 +77,8 @@ struct store {
 	bool nomem;			/* the last load's -1: out of memory,
 					   an OS error (71), not unavailable */
 	char why[1024];			/* reason for the last -1 */
+	const char *reading;		/* the file store_read() last read:
+					   a load's reason starts with it */
 };
 
 /* Fills in the paths. -1/ENAMETOOLONG. */
@@ -105,8 +107,11 @@ int store_create(struct store *s, uid_t uid, gid_t gid, bool *created);
  * For healthfile.c and claims.c. store_read() resets s->why and s->nomem,
  * checks DATA_DIR/gpu, and reads path into *text (the caller frees it):
  * 1 read, 0 missing (an empty store), -1 with s->why (s->nomem for
- * ENOMEM). store_load_failed() is the -1 of a load whose parse failed: it
- * sets s->nomem when errno is ENOMEM. store_save_text() writes and frees
+ * ENOMEM); a FIFO, directory or other non-regular file is refused
+ * without blocking ("read NOUN: not a regular file"). store_load_failed()
+ * is the -1 of a load whose parse failed: it sets s->nomem when errno is
+ * ENOMEM, and starts s->why with the file's path (SPEC 6.3: every
+ * fail-closed reason names the file). store_save_text() writes and frees
  * text (NULL: the dump failed, errno set) atomically: -1 with errno,
  * s->why in upstream's words ("sync VF health state parent dir: ...").
  */

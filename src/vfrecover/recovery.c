@@ -138,8 +138,13 @@ recovery_journal_load(const char *path, const char *card, json_t **out,
 	json_t *j;
 
 	*out = NULL;
-	if ((text = io_slurp(path, JOURNAL_MAX, &len)) == NULL)
-		return errno == ENOENT ? 0 : -1;
+	if ((text = io_slurp(path, JOURNAL_MAX, &len)) == NULL) {
+		if (errno == ENOENT)
+			return 0;
+		(void)snprintf(why, whylen, "%s: %s", path,
+		    io_strerror(errno));
+		return -1;
+	}
 	j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
 	free(text);
 	bad = j == NULL ? err.text : journal_invalid(j, card);
@@ -277,6 +282,31 @@ recovery_resume_point(json_t *j)
 	return s;
 }
 
+/* The journal at path; one that cannot be read (a FIFO, a directory,
+ * EACCES) as {"file":PATH,"error":"PATH: why"} and *bad. NULL when there
+ * is none to show. */
+static json_t *
+journal_read(const char *path, bool *bad)
+{
+	char why[PATH_MAX + 64];
+	size_t n;
+	char *text;
+	json_t *j;
+
+	/* Never blocks: a FIFO would hang --status (SPEC 6.3). */
+	if ((text = io_slurp(path, JOURNAL_MAX, &n)) == NULL) {
+		if (errno == ENOENT)
+			return NULL;
+		(void)snprintf(why, sizeof(why), "%s: %s", path,
+		    io_strerror(errno));
+		*bad = true;
+		return json_pack("{s:s, s:s}", "file", path, "error", why);
+	}
+	j = json_loadb(text, n, JSON_REJECT_DUPLICATES, NULL);
+	free(text);
+	return j;
+}
+
 /* Loads one journal file of the directory and hands it to fn. */
 static void
 journal_file(const char *dir, const char *name,
@@ -284,16 +314,16 @@ journal_file(const char *dir, const char *name,
 {
 	size_t len = strlen(name);
 	char path[PATH_MAX];
-	bool last;
+	bool last, bad = false;
 	json_t *j;
 
 	if (len <= 5 || strcmp(name + len - 5, ".json") != 0 ||
 	    io_pathf(path, sizeof(path), "%s/%s", dir, name) < 0 ||
-	    (j = json_load_file(path, JSON_REJECT_DUPLICATES, NULL)) == NULL)
+	    (j = journal_read(path, &bad)) == NULL)
 		return;
 	last = len > 10 && strcmp(name + len - 10, ".last.json") == 0;
-	if (json_object_set_new(j, "state", json_string(last ? "last" :
-	    "in_progress")) == 0)
+	if (json_object_set_new(j, "state", json_string(bad ? "unreadable" :
+	    last ? "last" : "in_progress")) == 0)
 		fn(j, arg);
 	json_decref(j);
 }

@@ -4,10 +4,13 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "auditlog.h"
 #include "cli.h"
+#include "io.h"
 #include "log.h"
 
 #include "vfstore.h"
@@ -17,6 +20,22 @@ history_line(const json_t *line, void *arg)
 {
 	(void)arg;
 	return emit(json_incref((json_t *)line));
+}
+
+/* Logs the failed read naming the file (SPEC 6.3): the generation that
+ * is there but not a regular file, else the log. */
+static void
+history_failed(const char *dir, int err)
+{
+	char path[PATH_MAX], why[PATH_MAX + 64];
+	struct stat st;
+
+	if (io_pathf(path, sizeof(path), "%s/%s", dir, AUDIT_OLD_FILE) < 0 ||
+	    lstat(path, &st) < 0 || S_ISREG(st.st_mode))
+		(void)io_pathf(path, sizeof(path), "%s/%s", dir, AUDIT_FILE);
+	(void)snprintf(why, sizeof(why), "%s: %s", path, io_strerror(err));
+	log_msg(LVL_ERROR, "cannot read the audit log", "{s:s}", "error",
+	    why);
 }
 
 /*
@@ -51,7 +70,6 @@ cmd_history(struct ctx *c)
 		    "objects", "{s:I}", "skipped", (json_int_t)skipped);
 	if (rc >= 0)
 		return rc;
-	log_msg(LVL_ERROR, "cannot read the audit log", "{s:s, s:s}", "dir",
-	    c->s.dir, "error", strerror(errno));
+	history_failed(c->s.dir, errno);
 	return EX_IOERR;
 }
