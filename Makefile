@@ -116,9 +116,12 @@ $(LIB): $(LIB_OBJS)
 # The parts of program NAME: $(BUILD)/prog/NAME/*.o.
 parts = $(filter $(BUILD)/prog/$(1)/%,$(PART_OBJS))
 .SECONDEXPANSION:
+# Each link writes its map, $(BUILD)/map/NAME.map: the library members the
+# program pulled, which lint-layers reads.
 $(BIN)/%: $(BUILD)/prog/%.o $$(call parts,$$*) $(COMMON_OBJS) $(LIB)
-	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(call parts,$*) $(COMMON_OBJS) $(LIB) \
+	@mkdir -p $(@D) $(BUILD)/map
+	$(CC) $(ALL_LDFLAGS) -Wl,-Map=$(BUILD)/map/$*.map -o $@ $< \
+		$(call parts,$*) $(COMMON_OBJS) $(LIB) \
 		$(DEPS_LIBS) $(PROG_LIBS) $(LDLIBS)
 
 # A program's own libraries: libvirt-hook's libxml2.
@@ -199,8 +202,14 @@ lint-shell:
 
 # STYLE: the library never prints and never exits (log.c's die() is the
 # one exit, called by programs; _exit after a failed exec in a child is
-# allowed), and it includes no program-side header.
-lint-layers:
+# allowed), and it includes no program-side header. Its layers (the table
+# in src/lib/README: base, json, host, store) are checked from the
+# programs' link maps by tools/lint-layers.py: no include of a higher
+# layer, no module that one program alone links, no store in a guest
+# program, no two modules calling each other.
+lint-layers: $(PROGS)
+	@python3 tools/lint-layers.py $(BUILD) || \
+		{ echo "library layers broken (src/lib/README)"; exit 1; }
 	@bad=$$(grep -nE '\<(die|exit|abort)\(|\<(f?printf|puts|fputs|perror)\(' \
 		$(filter-out src/lib/log.c,$(LIB_SRCS)) | grep -v '^[^:]*:[0-9]*: \*'; \
 		grep -n '#include "cli.h"' src/lib/*.[ch]); \

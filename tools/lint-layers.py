@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""lint-layers.py - the library's layers and links (`make lint-layers`).
+
+Usage: python3 tools/lint-layers.py BUILD
+
+Reads the layer table of src/lib/README ("layer  modules" lines) and the
+link maps the programs were linked with (BUILD/map/PROG.map, ld -Map),
+and the library objects (BUILD/lib/*.o, with nm). Prints one finding a
+line and exits 1 when there is one:
+
+layer      a src/lib file includes the header of a higher layer, or a
+           module is in no layer (or in two)
+one-prog   a src/lib module is linked by one program only (it belongs in
+           src/<prog>/), or by none
+guest      a guest program links a module of the store layer
+circle     two modules of src/lib call each other (by their symbols), or
+           a program's part (src/PROG/x.c) calls back into src/PROG.c
+"""
+import os
+import re
+import subprocess
+import sys
+
+LAYERS = ["base", "json", "host", "store"]
+GUESTS = ["kmsg-watch", "gpu-probe", "vsock-answer"]
+LIB = "src/lib"
+
+
+def read_table(path):
+    """{module: layer} from the README's table lines."""
+    table, bad = {}, []
+    for line in open(path, encoding="utf-8"):
+        words = line.split()
+        if len(words) < 2 or words[0] not in LAYERS:
+            continue
+        for mod in words[1:]:
+            if mod in table and table[mod] != words[0]:
+                bad.append(f"{path}: layer: {mod} is in two layers")
+            table[mod] = words[0]
+    return table, bad
+
+
+def includes(path):
+    pat = re.compile(r'^\s*#\s*include\s+"([^"]+)\.h"')
+    with open(path, encoding="utf-8") as f:
+        return [m.group(1) for m in map(pat.match, f) if m]
+
+
+def check_layers(table, mods):
+    bad = []
+    for mod in sorted(mods):
+        if mod not in table:
+            bad.append(f"{LIB}/{mod}.c: layer: in no layer of "
+                       f"{LIB}/README")
+            continue
+        rank = LAYERS.index(table[mod])
+        for ext in (".c", ".h"):
+            path = f"{LIB}/{mod}{ext}"
+            if not os.path.exists(path):
+                continue
+            for inc in includes(path):
+                if inc in table and LAYERS.index(table[inc]) > rank:
+                    bad.append(f"{path}: layer: {table[mod]} includes "
+                               f"{inc}.h of layer {table[inc]}")
+    return bad
+
+
+def map_members(path):
+    """The libvfs.a members a link map says were pulled."""
+    pat = re.compile(r"libvfs\.a\(([A-Za-z0-9_-]+)\.o\)")
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return {m.group(1) for m in map(pat.search, f) if m}
+
+
+def check_links(build, table, mods, progs):
+    bad, users = [], {m: [] for m in mods}
+    for prog in progs:
+        path = f"{build}/map/{prog}.map"
+        if not os.path.exists(path):
+            bad.append(f"{path}: one-prog: no link map (make BUILD={build})")
+            continue
+        for mod in sorted(map_members(path)):
+            users.setdefault(mod, []).append(prog)
+            if prog in GUESTS and table.get(mod) == "store":
+                bad.append(f"{path}: guest: {prog} links {mod} "
+                           f"(store layer)")
+    for mod in sorted(mods):
+        if len(users[mod]) < 2:
+            bad.append(f"{LIB}/{mod}.c: one-prog: linked by "
+                       f"{', '.join(users[mod]) or 'no program'} "
+                       f"(src/<prog>/ holds what one program links)")
+    return bad
+
+
+def nm(path, defined):
+    args = ["nm", "-g", "--defined-only" if defined else "-u", path]
+    out = subprocess.run(args, capture_output=True, text=True, check=True)
+    return {line.split()[-1] for line in out.stdout.splitlines() if line}
+
+
+def circles(objs, label):
+    """Pairs of objects each using a symbol the other defines."""
+    defs = {o: nm(o, True) for o in objs}
+    uses = {o: nm(o, False) for o in objs}
+    bad = []
+    for a in sorted(objs):
+        for b in sorted(objs):
+            if a < b and uses[a] & defs[b] and uses[b] & defs[a]:
+                bad.append(f"{label(a)} <-> {label(b)}: circle: "
+                           f"{sorted(uses[a] & defs[b])[0]}, "
+                           f"{sorted(uses[b] & defs[a])[0]}")
+    return bad
+
+
+def check_circles(build, mods, progs):
+    objs = [f"{build}/lib/{m}.o" for m in mods
+            if os.path.exists(f"{build}/lib/{m}.o")]
+    bad = circles(objs, lambda o: f"{LIB}/{os.path.basename(o)[:-2]}.c")
+    for prog in progs:
+        main = f"{build}/prog/{prog}.o"
+        d = f"{build}/prog/{prog}"
+        if not os.path.exists(main) or not os.path.isdir(d):
+            continue
+        mine = nm(main, True) - {"main"}
+        for part in sorted(os.listdir(d)):
+            if part.endswith(".o"):
+                back = nm(f"{d}/{part}", False) & mine
+                if back:
+                    bad.append(f"src/{prog}/{part[:-2]}.c: circle: calls "
+                               f"{sorted(back)[0]} of src/{prog}.c")
+    return bad
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    build = argv[1]
+    mods = sorted(f[:-2] for f in os.listdir(LIB) if f.endswith(".c"))
+    progs = sorted(f[:-2] for f in os.listdir("src") if f.endswith(".c"))
+    table, bad = read_table(f"{LIB}/README")
+    bad += check_layers(table, mods)
+    bad += check_links(build, table, mods, progs)
+    bad += check_circles(build, mods, progs)
+    for line in bad:
+        print(line)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
