@@ -477,8 +477,7 @@ parse_args(int argc, char **argv, struct probe *p)
 		else
 			cli_bad_option(&cli, argv);
 	}
-	if (optind != argc)
-		cli_usage_error(&cli, "unexpected argument");
+	cli_no_operands(&cli, argc, argv);
 	cli_finish(&cli, &conf);
 }
 

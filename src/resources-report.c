@@ -110,8 +110,7 @@ parse_args(int argc, char **argv, struct run *r)
 			cli_bad_option(&r->cli, argv);
 		}
 	}
-	if (optind < argc)
-		cli_usage_error(&r->cli, "unexpected argument");
+	cli_no_operands(&r->cli, argc, argv);
 	if (r->vfs && r->prometheus)
 		cli_usage_error(&r->cli, "--vfs: JSON lines only (--format "
 		    "prometheus has the per-VF gauges)");

@@ -315,8 +315,7 @@ parse_args(int argc, char **argv, struct sentinel *s)
 	cli_init(&cli, usage);
 	while ((c = cli_next(&cli, argc, argv, "c:h", opts)) != -1)
 		parse_option(&cli, &s->pc, c, argv);
-	if (optind < argc)
-		cli_usage_error(&cli, "unexpected argument");
+	cli_no_operands(&cli, argc, argv);
 	cli_finish(&cli, &s->conf);
 	s->pc.source.lock_timeout = cli.lock_timeout;
 	s->pc.source.data_dir = s->conf.data_dir;

@@ -216,8 +216,7 @@ parse_args(int argc, char **argv, struct run *r)
 			cli_bad_option(&r->cli, argv);
 		}
 	}
-	if (optind < argc)
-		cli_usage_error(&r->cli, "unexpected argument");
+	cli_no_operands(&r->cli, argc, argv);
 	check_args(r);
 }
 

@@ -94,10 +94,9 @@ struct prog {
 
 /* What no single option tells: operands, --card or --status. */
 static void
-check_args(struct prog *p, int argc)
+check_args(struct prog *p, int argc, char **argv)
 {
-	if (optind < argc)
-		cli_usage_error(&p->cli, "unexpected argument");
+	cli_no_operands(&p->cli, argc, argv);
 	if (p->status == (p->card[0] != '\0'))
 		cli_usage_error(&p->cli,
 		    "give exactly one of --card or --status");
@@ -132,7 +131,7 @@ parse_args(int argc, char **argv, struct prog *p)
 			cli_bad_option(&p->cli, argv);
 		}
 	}
-	check_args(p, argc);
+	check_args(p, argc, argv);
 }
 
 /* --- the engine's output ------------------------------------------------- */

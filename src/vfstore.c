@@ -48,7 +48,7 @@ static const char usage[] =
     "  apply [--metrics-file PATH]\n"
     "  show [--vf VF]\n"
     "  quarantine --vf VF [--force] | --card PF [--reason TEXT]\n"
-    "  clear --vf VF | --card PF\n"
+    "  clear --vf VF | --card PF [--reason TEXT]\n"
     "  claims\n"
     "  config\n"
     "  release --instance ID [--deconfigure] [--proc-root DIR]\n"
@@ -90,7 +90,7 @@ static const char usage[] =
     "  --assigned-at TS      when the VF was assigned to the instance (RFC\n"
     "                        3339, the claim's claimed_at)\n"
     "  --force               quarantine a VF that sysfs does not show\n"
-    "  --reason TEXT         why, for the log\n"
+    "  --reason TEXT         why, logged and audited\n"
     "  --metrics-file PATH   apply, reconcile: rewrite this Prometheus\n"
     "                        textfile after each batch or pass\n"
     "  --deconfigure         first write 0 to the VF's\n"
@@ -201,7 +201,7 @@ static const struct command commands[] = {
 	{ "show", cmd_show, ARG_VF, 0 },
 	{ "quarantine", cmd_quarantine, ARG_VF | ARG_CARD | ARG_REASON |
 	    ARG_FORCE, 0 },
-	{ "clear", cmd_clear, ARG_VF | ARG_CARD, 0 },
+	{ "clear", cmd_clear, ARG_VF | ARG_CARD | ARG_REASON, 0 },
 	{ "claims", cmd_claims, 0, 0 },
 	{ "config", cmd_config, 0, 0 },
 	{ "release", cmd_release, ARG_INSTANCE | ARG_DECONFIGURE |
@@ -341,6 +341,30 @@ missing_msg(const struct command *cmd, unsigned seen, char *buf, size_t len)
 	}
 }
 
+/* The usage error naming what cmd does not take: an operand, or the
+ * first option (in the table's order) that only other commands have. */
+static void
+not_allowed(struct ctx *c, const struct command *cmd, int argc,
+    char **argv)
+{
+	unsigned extra = c->a.seen & ~cmd->allowed;
+	char msg[256];
+	size_t i;
+
+	if (optind < argc) {
+		(void)snprintf(msg, sizeof(msg), "%s: unexpected argument: "
+		    "%.128s", cmd->name, argv[optind]);
+		cli_usage_error(&c->cli, msg);
+	}
+	for (i = 0; extra != 0 && opts[i].name != NULL; i++) {
+		if ((arg_bit(opts[i].val) & extra) == 0)
+			continue;
+		(void)snprintf(msg, sizeof(msg), "%s: unknown option or "
+		    "missing argument: --%s", cmd->name, opts[i].name);
+		cli_usage_error(&c->cli, msg);
+	}
+}
+
 static const struct command *
 parse_args(struct ctx *c, int argc, char **argv)
 {
@@ -357,10 +381,7 @@ parse_args(struct ctx *c, int argc, char **argv)
 	parse_opts(c, argc, argv, true);
 	if ((cmd->allowed & ARG_OPERAND) != 0 && optind < argc)
 		c->a.operand = argv[optind++];
-	snprintf(msg, sizeof(msg), "%s: unexpected argument or option",
-	    cmd->name);
-	if (optind < argc || (c->a.seen & ~cmd->allowed) != 0)
-		cli_usage_error(&c->cli, msg);
+	not_allowed(c, cmd, argc, argv);
 	missing_msg(cmd, c->a.seen, msg, sizeof(msg));
 	if ((c->a.seen & cmd->required) != cmd->required)
 		cli_usage_error(&c->cli, msg);

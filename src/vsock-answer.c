@@ -139,8 +139,7 @@ parse_args(struct answer *a, int argc, char **argv)
 			cli_bad_option(&cli, argv);
 		}
 	}
-	if (optind != argc)
-		cli_usage_error(&cli, "unexpected argument");
+	cli_no_operands(&cli, argc, argv);
 	cli_finish(&cli, &conf);
 	(void)snprintf(a->sysfs_root, sizeof(a->sysfs_root), "%s",
 	    conf.sysfs_root);		/* fits: both are PATH_MAX */

@@ -131,6 +131,24 @@ outpath() {
 	    "vfpick: unknown option or missing argument: -x"
 }
 
+@test "every usage error names the bad argument: an extra operand, or a command's option another command has" {
+	for p in $PROGS; do
+		[ "$p" = vfstore ] && continue
+		echo "# $p stray" >&2
+		run -64 --separate-stderr "$p" stray
+		assert_equal "${stderr_lines[0]}" "$p: unexpected argument: stray"
+	done
+	run -64 --separate-stderr vfstore check stray
+	assert_equal "${stderr_lines[0]}" \
+	    "vfstore: check: unexpected argument: stray"
+	run -64 --separate-stderr vfstore clear --vf 0000:e3:00.4 --force
+	assert_equal "${stderr_lines[0]}" \
+	    "vfstore: clear: unknown option or missing argument: --force"
+	run -64 --separate-stderr vfstore show --limit 3
+	assert_equal "${stderr_lines[0]}" \
+	    "vfstore: show: unknown option or missing argument: --limit"
+}
+
 @test "--help, -h and --version exit 74 on a closed pipe and on /dev/full" {
 	for p in $PROGS; do
 		for a in --help -h --version; do

@@ -75,6 +75,23 @@ last() {
 	assert_output "clear $CARD $VF,$VF5 ok"
 }
 
+@test "quarantine and clear take --reason, audited and logged (--vf and --card)" {
+	rfail $VF i-1 $AT1 2>/dev/null
+	run -0 --separate-stderr vsys clear --vf e3:00.4 --reason "false alarm"
+	run -0 last '[.command, .vf, .reason] | join(" ")'
+	assert_output "clear $VF false alarm"
+	[[ "$stderr" == *'"reason":"false alarm"'* ]] ||
+	    fail "clear does not log its reason: $stderr"
+	run -0 --separate-stderr vsys quarantine --vf e3:00.4 --reason "bad fan"
+	run -0 last '[.command, .vf, .reason] | join(" ")'
+	assert_output "quarantine $VF bad fan"
+	run -0 --separate-stderr vsys clear --card e3:00.0 --reason "fan replaced"
+	run -0 last '[.command, .card, .reason] | join(" ")'
+	assert_output "clear $CARD fan replaced"
+	# Text rules as for every stored string (SPEC 2.3).
+	run -65 --separate-stderr vsys clear --vf e3:00.4 --reason $'\xff'
+}
+
 @test "report-failure reaching the threshold writes one line with the VF's failures" {
 	run -0 --separate-stderr rfail $VF i-1 $AT1
 	assert_equal "$(nlines)" 0

@@ -65,6 +65,19 @@ cli_bad_option(struct cli *cli, char *const *argv)
 	cli_usage_error(cli, cli->err);
 }
 
+void
+cli_no_operands(const struct cli *cli, int argc, char *const *argv)
+{
+	char msg[192];
+
+	if (optind >= argc)
+		return;
+	/* Cut, not refused: the message must still come out. */
+	(void)snprintf(msg, sizeof(msg), "unexpected argument: %.128s",
+	    argv[optind]);
+	cli_usage_error(cli, msg);
+}
+
 unsigned
 cli_uint(struct cli *cli, const char *opt, const char *arg, unsigned min,
     unsigned max)

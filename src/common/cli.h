@@ -85,6 +85,13 @@ noreturn void cli_usage_error(const struct cli *cli, const char *msg);
  */
 noreturn void cli_bad_option(struct cli *cli, char *const *argv);
 
+/*
+ * The usage error of operands a program does not take, when optind <
+ * argc: "PROG: unexpected argument: ARG" (ARG is argv[optind]) and the
+ * usage on stderr, exit 64. Returns when there is none.
+ */
+void cli_no_operands(const struct cli *cli, int argc, char *const *argv);
+
 /* cliparse_uint(), or the usage error naming the option and the range. */
 unsigned cli_uint(struct cli *cli, const char *opt, const char *arg,
     unsigned min, unsigned max);

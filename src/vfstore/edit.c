@@ -119,8 +119,9 @@ cmd_clear(struct ctx *c)
 	int rc = mutate_vfs(c, false);
 
 	if (rc == 0)
-		log_msg(LVL_INFO, "cleared VF health records", "{s:s}",
-		    c->a.vf ? "vf" : "card", c->a.vf ? c->a.vf : c->a.card);
+		log_msg(LVL_INFO, "cleared VF health records", "{s:s, s:s}",
+		    c->a.vf ? "vf" : "card", c->a.vf ? c->a.vf : c->a.card,
+		    "reason", c->a.reason ? c->a.reason : "");
 	return rc;
 }
 
