@@ -456,26 +456,35 @@ parse_args(int argc, char **argv, struct probe *p)
 	int c;
 
 	cli_init(&cli, usage);
-	while ((c = cli_next(&cli, argc, argv, "+c:h", opts)) != -1) {
-		if (c == OPT_NVIDIA_SMI)
+	while ((c = cli_next(&cli, argc, argv, CLI_SHORTOPTS, opts)) != -1) {
+		switch (c) {
+		case OPT_NVIDIA_SMI:
 			p->smi_arg = optarg;
-		else if (c == OPT_ATTEMPT_TIMEOUT)
+			break;
+		case OPT_ATTEMPT_TIMEOUT:
 			p->attempt_timeout = cli_uint(&cli,
 			    "--attempt-timeout", optarg, 1, 86400);
-		else if (c == OPT_RETRY_INTERVAL)
+			break;
+		case OPT_RETRY_INTERVAL:
 			p->retry_interval = cli_uint(&cli, "--retry-interval",
 			    optarg, 0, 86400);
-		else if (c == OPT_WINDOW)
+			break;
+		case OPT_WINDOW:
 			p->window = cli_uint(&cli, "--window", optarg, 0,
 			    864000);
-		else if (c == OPT_METHOD)
+			break;
+		case OPT_METHOD:
 			p->method = parse_method(&cli, optarg);
-		else if (c == OPT_PROC_ROOT)
+			break;
+		case OPT_PROC_ROOT:
 			p->proc_root = optarg;
-		else if (c == OPT_DEV_DIR)
+			break;
+		case OPT_DEV_DIR:
 			p->dev_dir = optarg;
-		else
+			break;
+		default:
 			cli_bad_option(&cli, argv);
+		}
 	}
 	cli_no_operands(&cli, argc, argv);
 	cli_finish(&cli, &conf);

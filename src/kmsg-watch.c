@@ -250,19 +250,25 @@ parse_args(int argc, char **argv, struct watch *w, struct conf *conf)
 	int c;
 
 	cli_init(&cli, usage);
-	while ((c = cli_next(&cli, argc, argv, "+c:h", opts)) != -1) {
-		if (c == OPT_KMSG)
+	while ((c = cli_next(&cli, argc, argv, CLI_SHORTOPTS, opts)) != -1) {
+		switch (c) {
+		case OPT_KMSG:
 			w->path = optarg;
-		else if (c == OPT_NO_PCI_CHECK)
+			break;
+		case OPT_NO_PCI_CHECK:
 			w->pci_check = false;
-		else if (c == OPT_OPEN_RETRY)
+			break;
+		case OPT_OPEN_RETRY:
 			w->open_retry = cli_uint(&cli, "--open-retry", optarg,
 			    1, 86400);
-		else if (c == OPT_REOPEN_DELAY)
+			break;
+		case OPT_REOPEN_DELAY:
 			w->reopen_delay = cli_uint(&cli, "--reopen-delay",
 			    optarg, 0, 86400);
-		else
+			break;
+		default:
 			cli_bad_option(&cli, argv);
+		}
 	}
 	cli_no_operands(&cli, argc, argv);
 	cli_finish(&cli, conf);

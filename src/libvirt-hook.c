@@ -72,7 +72,7 @@ parse_args(int argc, char **argv, struct hook *h, bool *lock_given)
 
 	cli_init(&h->cli, usage);
 	h->proc_root = "/";
-	while ((c = cli_next(&h->cli, argc, argv, "+c:h", opts)) != -1) {
+	while ((c = cli_next(&h->cli, argc, argv, CLI_SHORTOPTS, opts)) != -1) {
 		switch (c) {
 		case OPT_PROC_ROOT:
 			h->proc_root = optarg;

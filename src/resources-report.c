@@ -88,7 +88,7 @@ parse_args(int argc, char **argv, struct run *r)
 	int c;
 
 	cli_init(&r->cli, usage);
-	while ((c = cli_next(&r->cli, argc, argv, "+c:h", opts)) != -1) {
+	while ((c = cli_next(&r->cli, argc, argv, CLI_SHORTOPTS, opts)) != -1) {
 		switch (c) {
 		case OPT_FORMAT:
 			if (strcmp(optarg, "prometheus") != 0 &&

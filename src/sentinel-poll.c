@@ -253,46 +253,6 @@ parse_source(struct cli *cli, struct poller_conf *pc, const char *arg)
 		cli_usage_error(cli, "--source: expected vsock or log");
 }
 
-/* One of the program's own options (not a shared one). */
-static void
-parse_option(struct cli *cli, struct poller_conf *pc, int c, char **argv)
-{
-	switch (c) {
-	case OPT_INTERVAL:
-		pc->interval = cli_uint(cli, "--interval", optarg, 1,
-		    MAX_SECONDS);
-		break;
-	case OPT_ONCE:
-		pc->once = true;
-		break;
-	case OPT_CONCURRENCY:
-		pc->concurrency = cli_uint(cli, "--concurrency", optarg, 1,
-		    4096);
-		break;
-	case OPT_TIMEOUT:
-		pc->timeout = cli_uint(cli, "--timeout", optarg, 1, 3600);
-		break;
-	case OPT_TARGETS:
-		pc->source.path = optarg;
-		break;
-	case OPT_SOURCE:
-		parse_source(cli, pc, optarg);
-		break;
-	case OPT_PROC_ROOT:
-		pc->proc_root = optarg;
-		break;
-	case OPT_RECHECK:
-		pc->recheck = cli_uint(cli, "--framework-recheck", optarg, 1,
-		    MAX_SECONDS);
-		break;
-	case OPT_METRICS:
-		pc->metrics = optarg;
-		break;
-	default:
-		cli_bad_option(cli, argv);
-	}
-}
-
 static void
 parse_args(int argc, char **argv, struct sentinel *s)
 {
@@ -309,16 +269,52 @@ parse_args(int argc, char **argv, struct sentinel *s)
 		{ "metrics-file", required_argument, NULL, OPT_METRICS },
 		{ 0 }
 	};
+	struct poller_conf *pc = &s->pc;
 	struct cli cli;
 	int c;
 
 	cli_init(&cli, usage);
-	while ((c = cli_next(&cli, argc, argv, "c:h", opts)) != -1)
-		parse_option(&cli, &s->pc, c, argv);
+	while ((c = cli_next(&cli, argc, argv, CLI_SHORTOPTS, opts)) != -1) {
+		switch (c) {
+		case OPT_INTERVAL:
+			pc->interval = cli_uint(&cli, "--interval", optarg,
+			    1, MAX_SECONDS);
+			break;
+		case OPT_ONCE:
+			pc->once = true;
+			break;
+		case OPT_CONCURRENCY:
+			pc->concurrency = cli_uint(&cli, "--concurrency",
+			    optarg, 1, 4096);
+			break;
+		case OPT_TIMEOUT:
+			pc->timeout = cli_uint(&cli, "--timeout", optarg, 1,
+			    3600);
+			break;
+		case OPT_TARGETS:
+			pc->source.path = optarg;
+			break;
+		case OPT_SOURCE:
+			parse_source(&cli, pc, optarg);
+			break;
+		case OPT_PROC_ROOT:
+			pc->proc_root = optarg;
+			break;
+		case OPT_RECHECK:
+			pc->recheck = cli_uint(&cli, "--framework-recheck",
+			    optarg, 1, MAX_SECONDS);
+			break;
+		case OPT_METRICS:
+			pc->metrics = optarg;
+			break;
+		default:
+			cli_bad_option(&cli, argv);
+		}
+	}
 	cli_no_operands(&cli, argc, argv);
 	cli_finish(&cli, &s->conf);
-	s->pc.source.lock_timeout = cli.lock_timeout;
-	s->pc.source.data_dir = s->conf.data_dir;
+	pc->source.lock_timeout = cli.lock_timeout;
+	pc->source.data_dir = s->conf.data_dir;
 }
 
 /*

@@ -175,7 +175,7 @@ parse_args(int argc, char **argv, struct run *r)
 
 	cli_init(&r->cli, usage);
 	r->proc_root = "/";
-	while ((c = cli_next(&r->cli, argc, argv, "+c:h", opts)) != -1) {
+	while ((c = cli_next(&r->cli, argc, argv, CLI_SHORTOPTS, opts)) != -1) {
 		switch (c) {
 		case OPT_PROFILE:
 			r->profile = optarg;

@@ -110,7 +110,8 @@ parse_args(int argc, char **argv, struct prog *p)
 	int c;
 
 	cli_init(&p->cli, usage);
-	while ((c = cli_next(&p->cli, argc, argv, "+c:h", opts)) != -1) {
+	while ((c = cli_next(&p->cli, argc, argv, CLI_SHORTOPTS, opts)) !=
+	    -1) {
 		switch (c) {
 		case OPT_CARD:
 			if (vfaddr_parse_arg(optarg, p->card) < 0) {
@@ -120,13 +121,21 @@ parse_args(int argc, char **argv, struct prog *p)
 				die(EX_DATAERR, why, NULL);
 			}
 			break;
-		case OPT_DRY_RUN: p->dry_run = true; break;
+		case OPT_DRY_RUN:
+			p->dry_run = true;
+			break;
 		case OPT_WAIT:
 			p->wait = cli_uint(&p->cli, "--wait", optarg, 0, 86400);
 			break;
-		case OPT_FORCE: p->force = true; break;
-		case OPT_STATUS: p->status = true; break;
-		case OPT_PROC_ROOT: p->proc_root = optarg; break;
+		case OPT_FORCE:
+			p->force = true;
+			break;
+		case OPT_STATUS:
+			p->status = true;
+			break;
+		case OPT_PROC_ROOT:
+			p->proc_root = optarg;
+			break;
 		default:
 			cli_bad_option(&p->cli, argv);
 		}

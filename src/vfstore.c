@@ -247,51 +247,74 @@ arg_bit(int opt)
 	return 0;
 }
 
-/* A flat dispatch: each option and the field it sets, side by side. */
-static void
-set_arg(struct args *a, int opt, const char *arg)
-{
-	a->seen |= arg_bit(opt);
-	switch (opt) {
-	case OPT_VF: a->vf = arg; break;
-	case OPT_CARD: a->card = arg; break;
-	case OPT_INSTANCE: a->instance = arg; break;
-	case OPT_ASSIGNED_AT: a->assigned_at = arg; break;
-	case OPT_REASON: a->reason = arg; break;
-	case OPT_METRICS: a->metrics = arg; break;
-	case OPT_PROC_ROOT: a->proc_root = arg; break;
-	case OPT_OWNER: a->owner = arg; break;
-	case OPT_INTERVAL: a->interval = arg; break;
-	case OPT_GRACE: a->grace = arg; break;
-	case OPT_LIMIT: a->limit = arg; break;
-	case OPT_DECONFIGURE: a->deconfigure = true; break;
-	case OPT_FORCE: a->force = true; break;
-	case OPT_ONCE: a->once = true; break;
-	case OPT_DRY_RUN: a->dry_run = true; break;
-	default: break;
-	}
-}
-
-/* Shared options go anywhere; a command's own only after it. */
+/*
+ * Shared options go anywhere; a command's own only after it. A flat
+ * dispatch: each option and the field it sets.
+ */
 static void
 parse_opts(struct ctx *c, int argc, char **argv, bool sub)
 {
+	struct args *a = &c->a;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
-		if (cli_option(&c->cli, opt, optarg))
-			continue;
-		if (opt == '?')
-			cli_bad_option(&c->cli, argv);
-		if (!sub)
+	while ((opt = cli_next(&c->cli, argc, argv, CLI_SHORTOPTS, opts)) !=
+	    -1) {
+		if (!sub && opt != '?')
 			cli_usage_error(&c->cli, "a command's options come "
 			    "after the command");
-		set_arg(&c->a, opt, optarg);
-		if (opt == OPT_INSTANCE || opt == OPT_ASSIGNED_AT ||
-		    opt == OPT_REASON)
-			cli_require_text(opt == OPT_INSTANCE ? "--instance" :
-			    opt == OPT_ASSIGNED_AT ? "--assigned-at" :
-			    "--reason", optarg);
+		a->seen |= arg_bit(opt);
+		switch (opt) {
+		case OPT_VF:
+			a->vf = optarg;
+			break;
+		case OPT_CARD:
+			a->card = optarg;
+			break;
+		case OPT_INSTANCE:
+			cli_require_text("--instance", optarg);
+			a->instance = optarg;
+			break;
+		case OPT_ASSIGNED_AT:
+			cli_require_text("--assigned-at", optarg);
+			a->assigned_at = optarg;
+			break;
+		case OPT_REASON:
+			cli_require_text("--reason", optarg);
+			a->reason = optarg;
+			break;
+		case OPT_METRICS:
+			a->metrics = optarg;
+			break;
+		case OPT_PROC_ROOT:
+			a->proc_root = optarg;
+			break;
+		case OPT_OWNER:
+			a->owner = optarg;
+			break;
+		case OPT_INTERVAL:
+			a->interval = optarg;
+			break;
+		case OPT_GRACE:
+			a->grace = optarg;
+			break;
+		case OPT_LIMIT:
+			a->limit = optarg;
+			break;
+		case OPT_DECONFIGURE:
+			a->deconfigure = true;
+			break;
+		case OPT_FORCE:
+			a->force = true;
+			break;
+		case OPT_ONCE:
+			a->once = true;
+			break;
+		case OPT_DRY_RUN:
+			a->dry_run = true;
+			break;
+		default:
+			cli_bad_option(&c->cli, argv);
+		}
 	}
 }
 

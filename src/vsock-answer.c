@@ -115,7 +115,7 @@ parse_args(struct answer *a, int argc, char **argv)
 	int c;
 
 	cli_init(&cli, usage);
-	while ((c = cli_next(&cli, argc, argv, "c:h", opts)) != -1) {
+	while ((c = cli_next(&cli, argc, argv, CLI_SHORTOPTS, opts)) != -1) {
 		switch (c) {
 		case OPT_EVENTS:
 			a->events_path = optarg;

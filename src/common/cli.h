@@ -17,10 +17,20 @@
  *	cli_start(PROG);		(first thing in main)
  *	...
  *	cli_init(&cli, usage);
- *	while ((c = cli_next(&cli, argc, argv, "+c:h", opts)) != -1) {
- *		switch (c) { ... default: cli_bad_option(&cli, argv); }
+ *	while ((c = cli_next(&cli, argc, argv, CLI_SHORTOPTS, opts)) != -1) {
+ *		switch (c) {
+ *		case OPT_ONCE:
+ *			once = true;
+ *			break;
+ *		default:
+ *			cli_bad_option(&cli, argv);
+ *		}
  *	}
  *	cli_finish(&cli, &conf);	(loads config, applies overrides)
+ *
+ * That is the one shape in every program: one switch over cli_next(),
+ * a case for each of the program's own options, and a default: that
+ * calls the one usage path (cli_bad_option() for getopt_long's '?').
  */
 #ifndef VFS_CLI_H
 #define VFS_CLI_H
@@ -31,6 +41,15 @@
 #include "cliparse.h"
 #include "conf.h"
 #include "wait.h"
+
+/*
+ * Every program's short options: -c FILE and -h (the rest are long).
+ * The leading "+" stops at the first operand, as POSIX getopt does: a
+ * command's own options (vfstore CMD --vf ...) and libvirt-hook's four
+ * arguments are never taken for the program's; a program without
+ * operands refuses a stray word the same way (cli_no_operands()).
+ */
+#define CLI_SHORTOPTS "+c:h"
 
 /* The --help lines of the shared options of a program that reads the
  * store and sysfs (vfpick, resources-report), as their man pages say. */
