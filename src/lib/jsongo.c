@@ -5,16 +5,31 @@
  * walk below can trust its syntax and only follows the schema.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "jsondoc.h"
 #include "jsongo.h"
 #include "timefmt.h"
 
 /* The length of "2026-08-20T15:00:31", where a fraction may follow. */
 #define SECONDS_END 19
 #define KEY_MAX 64		/* a field's key, folded: 14 x 3 bytes */
+
+/* jsondoc_why()'s twin (this module is under jsondoc): formats why and
+ * returns -1 with errno EINVAL. */
+__attribute__((format(printf, 3, 4)))
+static int
+go_why(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+	errno = EINVAL;
+	return -1;
+}
 
 /* --- keys ------------------------------------------------------------- */
 
@@ -75,7 +90,7 @@ static int
 case_why(const char *key, const char *known, const char *noun, char *why,
     size_t whylen)
 {
-	return jsondoc_why(why, whylen, "unmarshal %s: key \"%.64s\" is "
+	return go_why(why, whylen, "unmarshal %s: key \"%.64s\" is "
 	    "\"%s\" in another case (upstream folds the case of keys; "
 	    "vfsentinel reads exact keys only)", noun, key, known);
 }
@@ -203,7 +218,7 @@ keep(struct scan *sc, const char *msg)
 {
 	if (sc->kept)
 		return;
-	jsondoc_why(sc->why, sc->whylen, "unmarshal %s: %s", sc->noun, msg);
+	go_why(sc->why, sc->whylen, "unmarshal %s: %s", sc->noun, msg);
 	sc->kept = true;
 }
 
@@ -358,13 +373,13 @@ scan_time(struct scan *sc, const char *key)
 	}
 	skip_string(sc, &s, &n);
 	if (memchr(s, '\\', n) != NULL)
-		return jsondoc_why(sc->why, sc->whylen, "unmarshal %s: "
+		return go_why(sc->why, sc->whylen, "unmarshal %s: "
 		    "parsing time \"%.*s\": a JSON escape in a timestamp "
 		    "(upstream parses the raw bytes)", sc->noun,
 		    (int)(n < 128 ? n : 128), s);
 	(void)snprintf(buf, sizeof(buf), "%.*s", (int)n, s);
 	if (n >= sizeof(buf) || jsongo_time_parse(buf, &ts) < 0)
-		return jsondoc_why(sc->why, sc->whylen, "unmarshal %s: "
+		return go_why(sc->why, sc->whylen, "unmarshal %s: "
 		    "parsing time \"%s\": %s", sc->noun, buf,
 		    jsongo_time_why(buf));
 	return 0;
