@@ -25,7 +25,11 @@
 static char window[LOGTAIL_LINE_MAX + 1];
 static char marker[GUEST_MARKER_MAX + 1];
 
-/* The reference: the last marker line of the log. */
+/* The last kernel line (SPEC 6.2) of the log, for the reference. */
+static const char *kern;
+static size_t kern_len;
+
+/* The reference: the last marker line of the log (and kern). */
 static enum guest_marker
 last_marker(const char *p, size_t len, const char **nvrm, size_t *nlen,
     size_t *whole)
@@ -35,8 +39,13 @@ last_marker(const char *p, size_t len, const char **nvrm, size_t *nlen,
 	size_t tl;
 
 	*whole = 0;
+	kern = NULL;
 	while (s < end && (nl = memchr(s, '\n', (size_t)(end - s))) != NULL) {
-		if ((size_t)(nl - s) <= LOGTAIL_LINE_MAX) {
+		if ((size_t)(nl - s) <= LOGTAIL_LINE_MAX &&
+		    guest_kernel_line_match(s, (size_t)(nl - s), &t, &tl)) {
+			kern = t;
+			kern_len = tl;
+		} else if ((size_t)(nl - s) <= LOGTAIL_LINE_MAX) {
 			m = guest_marker_match(s, (size_t)(nl - s), &t, &tl);
 			if (m != GUEST_MARKER_NONE) {
 				last = m;
@@ -80,6 +89,10 @@ run_tail(const char *p, size_t len, size_t chunk)
 	fuzz_require(t.last == want, T, "last marker differs");
 	fuzz_require((t.last == GUEST_MARKER_FAILED) == (t.nvrm != NULL), T,
 	    "message kept without a FAILED marker");
+	fuzz_require((t.kernel != NULL) == (kern != NULL) && (kern == NULL ||
+	    (strlen(t.kernel) == kern_len &&
+	    memcmp(t.kernel, kern, kern_len) == 0)), T,
+	    "last kernel line differs");
 	logtail_release(&t);
 }
 
