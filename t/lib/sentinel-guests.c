@@ -21,8 +21,9 @@
  *	hv-ok        hybrid vsock: "CONNECT P" -> "OK 1073741824", then failed
  *	hv-silent    hybrid vsock proxy that never says OK
  *	hv-close     hybrid vsock proxy that closes instead of OK
- *	slow-failed  answers FAILED one second after the request
- *	slow-ok      answers OK one second after the request
+ *	slow-failed  answers FAILED one second after the request, and not
+ *	             while DIR/NAME.hold exists
+ *	slow-ok      answers OK the same way
  *
  * Every accepted request is counted in DIR/NAME.hits (one byte each) so
  * tests can prove a guest was or was not polled. SIGTERM exits.
@@ -256,6 +257,21 @@ on_line(int ep, struct conn *c)
 		set_reply(c, fixed[m], strlen(fixed[m]));
 }
 
+/* held: a slow guest's answer waits while DIR/NAME.hold exists (a test
+ * changes things in between without racing the one second). */
+static int
+held(const struct listener *l)
+{
+	char p[sizeof(l->hits)];
+	size_t n = strlen(l->hits);
+
+	if ((l->mode != M_SLOW_FAILED && l->mode != M_SLOW_OK) || n < 5)
+		return 0;
+	memcpy(p, l->hits, n - 5);
+	memcpy(p + n - 5, ".hold", 6);
+	return access(p, F_OK) == 0;
+}
+
 static void
 conn_write(int ep, struct conn *c)
 {
@@ -265,7 +281,7 @@ conn_write(int ep, struct conn *c)
 
 	if (c->fd == -1 || c->out == NULL || len == 0)
 		return;
-	if (now_ms() < c->next_drip)
+	if (now_ms() < c->next_drip || held(&ls[c->listener]))
 		return;
 	if (m == M_DRIP) {
 		len = 1;
