@@ -99,6 +99,7 @@ release(struct hook *h)
 	store_unlock(&h->store);
 	health_release(&h->health);
 	claims_release(&h->claims);
+	drains_release(&h->drains);
 	placement_release(&h->pl);
 	sysfs_inventory_release(&h->inv);
 	domain_release(&h->dom);

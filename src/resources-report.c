@@ -175,6 +175,9 @@ load_files(struct run *r)
 	if (claims_load(&r->store, &r->claims) == -1 && r->available &&
 	    unavailable(r, r->store.why) != 0)
 		return EX_OSERR;
+	if (r->available && drains_load(&r->store, &r->drains) == -1 &&
+	    unavailable(r, r->store.why) != 0)
+		return EX_OSERR;
 	return 0;
 }
 
@@ -209,7 +212,7 @@ tally(struct run *r)
 
 	r->names = calloc(r->inv.n ? r->inv.n : 1, sizeof(*r->names));
 	if (r->names == NULL || placement_build(&r->pl, &r->inv,
-	    r->available ? &r->health : NULL, &r->claims) == -1 ||
+	    r->available ? &r->health : NULL, &r->claims, &r->drains) == -1 ||
 	    (r->profiles = placement_profiles(&r->pl, &r->nprofiles)) == NULL)
 		return log_fail(EX_OSERR, "out of memory", NULL);
 	timefmt_now(&now);
@@ -289,6 +292,7 @@ card_json(struct run *r, const struct placement_card *cs)
 	json_object_set_new(o, "vfs", json_integer(cs->vfs));
 	json_object_set_new(o, "used", json_integer(cs->used));
 	json_object_set_new(o, "quarantined", json_integer(cs->quarantined));
+	json_object_set_new(o, "drained", json_integer(cs->drained));
 	return o;
 }
 
@@ -313,11 +317,12 @@ report_json(struct run *r)
 
 	if (r->inv.n == 0)
 		return json_object();
-	gpu = json_pack("{s:s, s:I, s:I, s:I, s:I}", "mode", "vgpu",
+	gpu = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "mode", "vgpu",
 	    "total_slots", (json_int_t)r->inv.n, "used_slots",
 	    (json_int_t)r->pl.used, "allocatable_slots",
 	    (json_int_t)r->pl.allocatable, "quarantined_slots",
-	    (json_int_t)r->pl.quarantined);
+	    (json_int_t)r->pl.quarantined, "drained_slots",
+	    (json_int_t)r->pl.drained);
 	if (gpu == NULL)
 		return NULL;
 	if (r->available)
@@ -445,6 +450,7 @@ release(struct run *r)
 {
 	health_release(&r->health);
 	claims_release(&r->claims);
+	drains_release(&r->drains);
 	sysfs_inventory_release(&r->inv);
 	placement_release(&r->pl);
 	free(r->profiles);

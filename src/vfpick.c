@@ -272,7 +272,8 @@ load_state(struct run *r)
 	size_t skipped = 0;
 
 	if (health_load(&r->store, &r->health, r->conf.threshold) == -1 ||
-	    claims_load(&r->store, &r->claims) == -1)
+	    claims_load(&r->store, &r->claims) == -1 ||
+	    drains_load(&r->store, &r->drains) == -1)
 		return fail_load(&r->store);
 	if (sysfs_inventory(r->conf.sysfs_root, &r->inv, &skipped) == -1)
 		return log_fail(EX_IOERR, "cannot list VFs", "{s:s, s:s}",
@@ -281,7 +282,8 @@ load_state(struct run *r)
 	if (skipped > 0)
 		log_msg(LVL_WARN, "skipping unreadable VFs", "{s:i}", "count",
 		    (int)skipped);
-	if (placement_build(&r->pl, &r->inv, &r->health, &r->claims) == -1)
+	if (placement_build(&r->pl, &r->inv, &r->health, &r->claims,
+	    &r->drains) == -1)
 		return fail_nomem();
 	return 0;
 }
@@ -392,6 +394,10 @@ pin_refusal(const struct run *r, const struct placement_vf *v, char *msg,
 		break;
 	case PLACEMENT_PIN_QUARANTINED:
 		(void)snprintf(msg, len, "VF %s is quarantined (a verification "
+		    "boot passes --include-quarantined)", r->pin);
+		break;
+	case PLACEMENT_PIN_DRAINED:
+		(void)snprintf(msg, len, "VF %s is drained (a verification "
 		    "boot passes --include-quarantined)", r->pin);
 		break;
 	case PLACEMENT_PIN_HEALTH_UNKNOWN:
@@ -559,6 +565,7 @@ release(struct run *r)
 	store_unlock(&r->store);
 	health_release(&r->health);
 	claims_release(&r->claims);
+	drains_release(&r->drains);
 	sysfs_inventory_release(&r->inv);
 	placement_release(&r->pl);
 }

@@ -177,7 +177,7 @@ static const struct {
 	[RECOVERRUN_EV_JOURNAL] = { "cannot write the journal", "path" },
 	[RECOVERRUN_EV_SYSTEMIC] = {
 	    "cannot apply the systemic-failure rule", NULL },
-	[RECOVERRUN_EV_SAVE] = { "cannot save the health store", NULL },
+	[RECOVERRUN_EV_SAVE] = { "cannot save the store", NULL },
 	[RECOVERRUN_EV_IDLE] = { "cannot tell whether the VFs are idle",
 	    "proc_root" },
 	[RECOVERRUN_EV_MOVE] = { "cannot move the journal", "path" },

@@ -3,7 +3,8 @@
  * ledger under DATA_DIR/gpu (SPEC.md 4.1, 4.2).
  *
  * Commands: report-failure, report-success, apply (a stream of check
- * lines from sentinel-poll on stdin), show, quarantine, clear, claims,
+ * lines from sentinel-poll on stdin), show, quarantine, clear, drain,
+ * undrain, claims,
  * release, deconfigure, reconcile, check, init, config, edit, history.
  * Output: one compact JSON object per line on stdout; logs: JSON lines
  * on stderr. This file is the dispatch (the options, which command takes
@@ -49,6 +50,8 @@ static const char usage[] =
     "  show [--vf VF]\n"
     "  quarantine --vf VF [--force] | --card PF [--reason TEXT]\n"
     "  clear --vf VF | --card PF [--reason TEXT]\n"
+    "  drain --vf VF | --card PF --reason TEXT\n"
+    "  undrain --vf VF | --card PF [--reason TEXT]\n"
     "  claims\n"
     "  config\n"
     "  release --instance ID [--deconfigure] [--proc-root DIR]\n"
@@ -67,10 +70,11 @@ static const char usage[] =
     "                        rescind a quarantine it triggered\n"
     "  apply                 read sentinel-poll's check lines on standard\n"
     "                        input, answer one line each\n"
-    "  show                  the records, \"quarantined\" with the threshold\n"
-    "                        applied\n"
-    "  quarantine            quarantine a VF, or every VF of a card (a drain)\n"
+    "  show                  the records and drains; \"quarantined\", \"why\"\n"
+    "  quarantine            quarantine a VF, or every VF of a card\n"
     "  clear                 remove the records of a VF or of a card's VFs\n"
+    "  drain, undrain        take VFs out of placement and back; health\n"
+    "                        untouched\n"
     "  claims                the claims ledger, one line a claim\n"
     "  config                the effective configuration as one JSON object\n"
     "  release               remove the claim of an instance\n"
@@ -96,22 +100,19 @@ static const char usage[] =
     "  --deconfigure         first write 0 to the VF's\n"
     "                        nvidia/current_vgpu_type; refused while a\n"
     "                        process has the VF open\n"
-    "  --proc-root DIR       where /proc is, for the open-file check and the\n"
-    "                        VMMs' sockets (default /)\n"
+    "  --proc-root DIR       where /proc is (default /)\n"
     "  --once                reconcile: one pass, then exit (the default)\n"
     "  --interval S          reconcile: a pass every S seconds until SIGTERM\n"
     "  --grace S             reconcile: leave claims younger than S seconds\n"
     "                        alone (default reconcile.grace, else 120)\n"
     "  --dry-run             reconcile: decide and print, change nothing\n"
     "  --limit N             history: only the last N lines\n"
-    "  --owner USER          give DATA_DIR/gpu and the lock file to USER and\n"
-    "                        its group\n"
+    "  --owner USER          init: give DATA_DIR/gpu and the lock to USER\n"
     "  -c, --config FILE     configuration file (default $VFSENTINEL_CONF,\n"
     "                        else /etc/vfsentinel/vfsentinel.conf)\n"
     "  --data-dir DIR        host state directory; the files are in DIR/gpu\n"
     "                        (default data_dir, else /var/lib/vfsentinel)\n"
-    "  --sysfs-root DIR      prefix for /sys, for --card, quarantine --vf and\n"
-    "                        --deconfigure (default sysfs_root, else /)\n"
+    "  --sysfs-root DIR      prefix for /sys (default sysfs_root, else /)\n"
     "  --lock-timeout S      seconds to wait for the store lock (default 10)\n"
     "  --log-level LEVEL     debug, info, warn or error (default info)\n"
     "  -h, --help            print this help and exit\n"
@@ -202,6 +203,8 @@ static const struct command commands[] = {
 	{ "quarantine", cmd_quarantine, ARG_VF | ARG_CARD | ARG_REASON |
 	    ARG_FORCE, 0 },
 	{ "clear", cmd_clear, ARG_VF | ARG_CARD | ARG_REASON, 0 },
+	{ "drain", cmd_drain, ARG_VF | ARG_CARD | ARG_REASON, ARG_REASON },
+	{ "undrain", cmd_undrain, ARG_VF | ARG_CARD | ARG_REASON, 0 },
 	{ "claims", cmd_claims, 0, 0 },
 	{ "config", cmd_config, 0, 0 },
 	{ "release", cmd_release, ARG_INSTANCE | ARG_DECONFIGURE |

@@ -99,12 +99,14 @@ card_of(struct placement *p, const char *addr)
 	return &p->cards[p->ncards++];
 }
 
-/* The one state of a classified VF (quarantined wins). */
+/* The one state of a classified VF (quarantined wins, then drained). */
 static enum placement_view
 view_of(const struct placement_vf *v)
 {
 	if (v->quarantined)
 		return PLACEMENT_VIEW_QUARANTINED;
+	if (v->drained)
+		return PLACEMENT_VIEW_DRAINED;
 	if (v->state == PLACEMENT_CLAIMED)
 		return PLACEMENT_VIEW_CLAIMED;
 	return v->state == PLACEMENT_DIRTY ? PLACEMENT_VIEW_DIRTY :
@@ -127,8 +129,9 @@ classify(struct placement *p, struct placement_vf *v, const struct health *h,
 	v->rec = h != NULL ? health_find(h, v->vi->addr) : NULL;
 	v->quarantined = v->rec != NULL &&
 	    vf_record_quarantined(v->rec, h->threshold);
-	v->allocatable = h != NULL && v->state == PLACEMENT_FREE &&
-	    !v->quarantined;
+	v->drained = drains_vf_drained(p->drains, v->vi->addr);
+	v->allocatable = h != NULL && p->drains != NULL &&
+	    v->state == PLACEMENT_FREE && !v->quarantined && !v->drained;
 	v->view = view_of(v);
 	cs->vfs++;
 	cs->views[v->view]++;
@@ -140,8 +143,10 @@ classify(struct placement *p, struct placement_vf *v, const struct health *h,
 			cs->unknown_load = true;
 	}
 	cs->quarantined += v->quarantined;
+	cs->drained += v->view == PLACEMENT_VIEW_DRAINED;
 	p->used += v->state != PLACEMENT_FREE;
 	p->quarantined += v->quarantined;
+	p->drained += v->view == PLACEMENT_VIEW_DRAINED;
 	p->allocatable += v->allocatable;
 }
 
@@ -154,13 +159,14 @@ addr_cmp(const void *pa, const void *pb)
 
 int
 placement_build(struct placement *p, const struct vf_inventory *inv,
-    const struct health *h, const struct claims *c)
+    const struct health *h, const struct claims *c, const struct drains *d)
 {
 	size_t i, n = inv->n ? inv->n : 1;
 
 	memset(p, 0, sizeof(*p));
 	p->inv = inv;
 	p->health = h;
+	p->drains = h != NULL ? d : NULL;
 	p->vf = calloc(n, sizeof(*p->vf));
 	p->cards = calloc(n, sizeof(*p->cards));
 	if (p->vf == NULL || p->cards == NULL || build_offered(p) == -1) {
@@ -250,7 +256,7 @@ static enum placement_role
 role_of(const struct placement *p, const struct placement_vf *v,
     const char *profile)
 {
-	if (v->quarantined || v->state == PLACEMENT_CLAIMED)
+	if (v->quarantined || v->drained || v->state == PLACEMENT_CLAIMED)
 		return PLACEMENT_NONE;
 	if (v->state == PLACEMENT_FREE)
 		return advertised_id(v->vi, profile) != 0 ? PLACEMENT_CLEAN :
@@ -365,7 +371,9 @@ placement_pin(const struct placement *p, const struct placement_vf *v,
 		return PLACEMENT_PIN_NOT_OFFERED;
 	if (v->quarantined && !include_quarantined)
 		return PLACEMENT_PIN_QUARANTINED;
-	if (p->health == NULL)
+	if (v->drained && !include_quarantined)
+		return PLACEMENT_PIN_DRAINED;
+	if (p->health == NULL || p->drains == NULL)
 		return PLACEMENT_PIN_HEALTH_UNKNOWN;
 	return PLACEMENT_PIN_OK;
 }
@@ -377,7 +385,8 @@ placement_view_name(enum placement_view view)
 		[PLACEMENT_VIEW_FREE] = "free",
 		[PLACEMENT_VIEW_CLAIMED] = "claimed",
 		[PLACEMENT_VIEW_DIRTY] = "dirty",
-		[PLACEMENT_VIEW_QUARANTINED] = "quarantined"
+		[PLACEMENT_VIEW_QUARANTINED] = "quarantined",
+		[PLACEMENT_VIEW_DRAINED] = "drained"
 	};
 
 	return view < PLACEMENT_NVIEWS ? names[view] : "unknown";

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "drain.h"
 #include "store.h"
 #include "sysfs.h"
 
@@ -33,19 +34,22 @@ enum placement_state {
 
 /*
  * The state an operator sees (SPEC.md 4.5 --vfs and the per-card gauges):
- * quarantined wins over claimed and dirty, so every VF has exactly one.
+ * quarantined wins over drained, drained over claimed and dirty, so every
+ * VF has exactly one.
  */
 enum placement_view {
 	PLACEMENT_VIEW_FREE,
 	PLACEMENT_VIEW_CLAIMED,
 	PLACEMENT_VIEW_DIRTY,
 	PLACEMENT_VIEW_QUARANTINED,
+	PLACEMENT_VIEW_DRAINED,
 	PLACEMENT_NVIEWS
 };
 
 /* What a VF is for the profile of placement_candidates(). */
 enum placement_role {
-	PLACEMENT_NONE,			/* used, quarantined or not offering */
+	PLACEMENT_NONE,			/* used, quarantined, drained or not
+					   offering */
 	PLACEMENT_CLEAN,		/* free and advertises the profile */
 	PLACEMENT_LEFTOVER		/* dirty, leftover type = the profile */
 };
@@ -57,8 +61,10 @@ struct placement_vf {
 					   none or health is unknown */
 	enum placement_state state;
 	bool quarantined;		/* never while health is unknown */
+	bool drained;			/* in the drain file (drain.h) */
 	enum placement_view view;
-	bool allocatable;		/* free, unquarantined, health known */
+	bool allocatable;		/* free, not quarantined, not drained,
+					   health and drains known */
 	enum placement_role role;
 };
 
@@ -67,6 +73,7 @@ struct placement_card {
 	unsigned vfs;
 	unsigned used;
 	unsigned quarantined;
+	unsigned drained;		/* drained and not quarantined */
 	unsigned views[PLACEMENT_NVIEWS];	/* VFs per view; sum = vfs */
 	unsigned long long load_mb;	/* framebuffer its used VFs hold */
 	bool unknown_load;		/* one holds a type no VF offers */
@@ -77,6 +84,7 @@ struct placement_card {
 struct placement {
 	const struct vf_inventory *inv;
 	const struct health *health;	/* borrowed; NULL when unknown */
+	const struct drains *drains;	/* borrowed; NULL when unknown */
 	struct placement_vf *vf;	/* owned: one per VF, inventory order */
 	struct placement_card *cards;	/* owned, sorted by address */
 	size_t ncards;
@@ -84,16 +92,20 @@ struct placement {
 	size_t noffered;
 	unsigned used;
 	unsigned quarantined;
+	unsigned drained;		/* drained and not quarantined */
 	unsigned allocatable;
 };
 
 /*
  * Classifies every VF of inv and sums up the cards. h is NULL when the
- * health state is unavailable: then nothing is quarantined and nothing
- * is allocatable (fail closed). 0 or -1/ENOMEM (p then holds nothing).
+ * health state is unavailable, d when the drain file is: then nothing is
+ * quarantined, nothing drained and nothing allocatable (fail closed).
+ * Every placement passes the drains (drains_load() under the store lock,
+ * with the health store and the ledger): a drained VF is never offered.
+ * 0 or -1/ENOMEM (p then holds nothing).
  */
 int placement_build(struct placement *p, const struct vf_inventory *inv,
-    const struct health *h, const struct claims *c);
+    const struct health *h, const struct claims *c, const struct drains *d);
 
 /* True if some VF offers a profile of that name. */
 bool placement_profile_known(const struct placement *p, const char *name);
@@ -148,20 +160,22 @@ enum placement_pin {
 	PLACEMENT_PIN_DIRTY,		/* allocated in sysfs, no claim */
 	PLACEMENT_PIN_NOT_OFFERED,	/* neither advertised nor leftover */
 	PLACEMENT_PIN_QUARANTINED,	/* and quarantined ones not accepted */
-	PLACEMENT_PIN_HEALTH_UNKNOWN	/* p built without a health store */
+	PLACEMENT_PIN_DRAINED,		/* and drained ones not accepted */
+	PLACEMENT_PIN_HEALTH_UNKNOWN	/* p built without a health store or
+					   without the drains */
 };
 
 /*
  * The verdict for pinning v to the profile, the first that applies in
- * the order above; a quarantined VF passes only with
- * include_quarantined (a verification boot).
+ * the order above; a quarantined or drained VF passes only with
+ * include_quarantined (a verification boot, on a drained card).
  */
 enum placement_pin placement_pin(const struct placement *p,
     const struct placement_vf *v, const char *profile,
     bool include_quarantined);
 
-/* "free", "claimed", "dirty" or "quarantined" (which wins: SPEC.md 4.5
- * --vfs): the name of v->view. */
+/* "free", "claimed", "dirty", "quarantined" or "drained" (which wins:
+ * SPEC.md 4.5 --vfs, 6.3): the name of v->view. */
 const char *placement_state_name(const struct placement_vf *v);
 
 /* The name of a view, as above (static). */

@@ -58,6 +58,7 @@ struct hook {
 	struct store store;
 	struct health health;
 	struct claims claims;
+	struct drains drains;		/* vf-drain.json (drain.h) */
 	struct vf_inventory inv;
 	struct placement pl;
 };

@@ -133,14 +133,16 @@ load_all(struct hook *h, char *msg, size_t len)
 	size_t skipped = 0;
 
 	if (health_load(&h->store, &h->health, h->conf.threshold) == -1 ||
-	    claims_load(&h->store, &h->claims) == -1) {
+	    claims_load(&h->store, &h->claims) == -1 ||
+	    drains_load(&h->store, &h->drains) == -1) {
 		(void)snprintf(msg, len, "the VF health state is unavailable "
 		    "(%.600s); fix it (vfstore check) and start again",
 		    h->store.why);
 		return -1;
 	}
 	if (sysfs_inventory(h->conf.sysfs_root, &h->inv, &skipped) == -1 ||
-	    placement_build(&h->pl, &h->inv, &h->health, &h->claims) == -1) {
+	    placement_build(&h->pl, &h->inv, &h->health, &h->claims,
+	    &h->drains) == -1) {
 		(void)snprintf(msg, len, "cannot list the host's VFs: %s",
 		    strerror(errno));
 		return -1;
@@ -175,6 +177,8 @@ prepare_refusal(const struct hook *h, const struct placement_vf *v,
 	else if (v->quarantined)
 		(void)snprintf(msg, len, "VF %s is quarantined by an "
 		    "operator%s", vf, hint);
+	else if (v->drained)
+		(void)snprintf(msg, len, "VF %s is drained%s", vf, hint);
 	else if (v->claim != NULL)
 		(void)snprintf(msg, len, "VF %s is claimed by instance "
 		    "%.256s%s", vf, v->claim->instance_id, hint);

@@ -25,8 +25,9 @@ slots_prom(const struct run *r, struct prom *p)
 	static const char slots[] = "hypeman_resources_gpu_slots";
 
 	prom_family(p, slots, "gauge", "vGPU VF slots by kind: total, used "
-	    "(claimed or allocated), allocatable (neither used nor "
-	    "quarantined), quarantined (may overlap used).");
+	    "(claimed or allocated), allocatable (neither used, quarantined "
+	    "nor drained), quarantined (may overlap used), drained (not "
+	    "quarantined; may overlap used).");
 	prom_sample(p, slots, (const char *[]){ "kind", "total", NULL },
 	    (double)r->inv.n);
 	prom_sample(p, slots, (const char *[]){ "kind", "used", NULL },
@@ -35,6 +36,8 @@ slots_prom(const struct run *r, struct prom *p)
 	    NULL }, r->pl.allocatable);
 	prom_sample(p, slots, (const char *[]){ "kind", "quarantined",
 	    NULL }, r->pl.quarantined);
+	prom_sample(p, slots, (const char *[]){ "kind", "drained", NULL },
+	    r->pl.drained);
 }
 
 /* The allocatable VFs per profile, known only while available. */

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "cli.h"
+#include "drain.h"
 #include "placement.h"
 #include "prom.h"
 #include "store.h"
@@ -35,7 +36,8 @@ struct run {
 	struct store store;
 	struct health health;
 	struct claims claims;
-	bool available;			/* both files loaded */
+	struct drains drains;		/* vf-drain.json (drain.h) */
+	bool available;			/* the three files loaded */
 	char why[PATH_MAX + 128];	/* why not ("VF health state
 					   unavailable: " WHY) */
 	struct vf_inventory inv;

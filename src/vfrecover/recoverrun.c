@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "drain.h"
 #include "healthrules.h"
 #include "io.h"
 #include "lock.h"
@@ -113,33 +114,67 @@ step_preflight(struct recovery_run *r)
 	return rstep_finish(r, STEP_PREFLIGHT, false);
 }
 
+/* The drain file, under the lock rstep_load() took. */
+static int
+load_drains(struct recovery_run *r, struct drains *d)
+{
+	if (drains_load(&r->s, d) == 0)
+		return 0;
+	if (r->s.nomem)
+		return rstep_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM, r->s.why);
+	return rstep_fail(r, EX_UNAVAILABLE, RECOVERRUN_EV_UNAVAILABLE,
+	    r->s.why);
+}
+
+/*
+ * drain: the card's VFs into the drain file, the health records left
+ * alone (SPEC.md 6.3). clear: their records cleared (*dropped, what they
+ * held), saved, then the drains lifted: a crash between the two saves
+ * leaves the card drained, and the rerun clears again.
+ */
+static int
+edit_files(struct recovery_run *r, enum recovery_step step,
+    struct health *h, struct drains *d, json_t **dropped)
+{
+	struct atomic_result res;
+	bool hchanged = false, dchanged = false;
+
+	if ((step == STEP_CLEAR && recovery_clear(h, &r->vfs, &hchanged,
+	    dropped) < 0) || recovery_drains(d, &r->vfs, step == STEP_DRAIN,
+	    &dchanged) < 0)
+		return rstep_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM, NULL);
+	if (step == STEP_CLEAR && (hchanged || h->requarantined) &&
+	    health_save(&r->s, h, &res) < 0)
+		return rstep_fail(r, EX_IOERR, RECOVERRUN_EV_SAVE, r->s.why);
+	if (dchanged && drains_save(&r->s, d, &res) < 0)
+		return rstep_fail(r, EX_IOERR, RECOVERRUN_EV_SAVE, r->s.why);
+	return 0;
+}
+
 /* drain and clear: edit the store under its exclusive lock, audited. */
 static int
 step_edit(struct recovery_run *r, enum recovery_step step)
 {
-	struct atomic_result res;
+	struct drains d = { 0 };
 	struct health h;
-	json_t *dropped = NULL, *extra;
-	bool changed = false;
+	json_t *dropped = NULL, *extra = NULL;
 	int rc;
 
 	if ((rc = rstep_load(r, true, &h, NULL)) != 0)
 		return rc;
-	if ((step == STEP_DRAIN ? recovery_drain(&h, &r->vfs, &changed,
-	    &dropped) : recovery_clear(&h, &r->vfs, &changed, &dropped)) < 0)
-		rc = rstep_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM, NULL);
-	else if ((changed || h.requarantined) &&
-	    health_save(&r->s, &h, &res) < 0)
-		rc = rstep_fail(r, EX_IOERR, RECOVERRUN_EV_SAVE, r->s.why);
+	if ((rc = load_drains(r, &d)) == 0)
+		rc = edit_files(r, step, &h, &d, &dropped);
 	if (rc == 0) {
 		rstep_status(r, "done", json_pack("{s:o}", "vfs",
 		    recovery_list_json(&r->vfs)));
-		extra = json_pack("{s:O}", "dropped", dropped);
+		if (dropped != NULL)
+			extra = json_pack("{s:O}", "dropped", dropped);
 		rc = rstep_audit(r, step, extra, true);
 		json_decref(extra);
 	}
 	store_unlock(&r->s);
 	health_release(&h);
+	drains_release(&d);
 	json_decref(dropped);
 	return rc != 0 ? rc : rstep_finish(r, step, true);
 }

@@ -35,7 +35,8 @@ enum recoverrun_event_kind {
 	RECOVERRUN_EV_AUDIT,	/* step, error: an audit line not written */
 	RECOVERRUN_EV_JOURNAL,	/* path, error: the journal not written */
 	RECOVERRUN_EV_SYSTEMIC,	/* error: the systemic rule failed */
-	RECOVERRUN_EV_SAVE,	/* error: the health store not saved */
+	RECOVERRUN_EV_SAVE,	/* error: the health store or the drain
+				   file not saved */
 	RECOVERRUN_EV_IDLE,	/* error: cannot tell whether VFs are idle */
 	RECOVERRUN_EV_MOVE,	/* path, error: the journal not moved */
 	RECOVERRUN_EV_DIR,	/* path, error: no journal directory */

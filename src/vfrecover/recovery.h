@@ -178,15 +178,21 @@ int recovery_busy(const char *sysfs_root, const char *proc_root,
     const struct vf_list *vfs, json_t **busy);
 
 /*
- * Quarantines (drain, as `vfstore quarantine --card`) or clears (clear,
- * as `vfstore clear --card`) every VF of vfs in h; *changed tells whether
- * h must be saved. Both drop the VFs' failures: the records that had any
- * go, as they were, into the new array *dropped (health_record_json()),
- * for the audit line (the caller frees it, also after -1). 0 or
- * -1/ENOMEM.
+ * Drains (drain true, as `vfstore drain --card`, now and for
+ * RECOVERY_DRAIN_REASON) or undrains (as `vfstore undrain --card`) every
+ * VF of vfs in d; *changed tells whether d must be saved. The health
+ * records are not touched. 0 or -1/ENOMEM.
  */
-int recovery_drain(struct health *h, const struct vf_list *vfs,
-    bool *changed, json_t **dropped);
+struct drains;
+int recovery_drains(struct drains *d, const struct vf_list *vfs,
+    bool drain, bool *changed);
+
+/*
+ * Clears (as `vfstore clear --card`) every VF of vfs in h; *changed tells
+ * whether h must be saved. The records that had failures go, as they
+ * were, into the new array *dropped (health_record_json()), for the
+ * audit line (the caller frees it, also after -1). 0 or -1/ENOMEM.
+ */
 int recovery_clear(struct health *h, const struct vf_list *vfs,
     bool *changed, json_t **dropped);
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "drain.h"
 #include "healthrules.h"
 #include "holders.h"
 #include "io.h"
@@ -191,7 +192,7 @@ recovery_busy(const char *sysfs_root, const char *proc_root,
 	if (vfio_scan_load(&held, proc_root) < 0)
 		return -1;
 	if (sysfs_inventory(sysfs_root, &inv, NULL) < 0 ||
-	    placement_build(&p, &inv, h, c) < 0)
+	    placement_build(&p, &inv, h, c, NULL) < 0)
 		goto out;
 	if ((*busy = json_array()) == NULL)
 		errno = ENOMEM;
@@ -212,10 +213,29 @@ out:
 	return rc;
 }
 
-/* Applies op to every VF, keeping the records with failures it drops. */
-static int
-edit_vfs(struct health *h, const struct vf_list *vfs, bool *changed,
-    json_t **dropped, int (*op)(struct health *, const char *, bool *))
+int
+recovery_drains(struct drains *d, const struct vf_list *vfs, bool drain,
+    bool *changed)
+{
+	char at[TIMEFMT_MAX];
+	struct timespec now;
+	size_t i;
+
+	timefmt_now(&now);
+	if (timefmt_format(&now, at, sizeof(at)) < 0)
+		return -1;
+	for (i = 0; i < vfs->n; i++)
+		if (!drain)
+			drains_remove(d, vfs->v[i], changed);
+		else if (drains_add(d, vfs->v[i], at, RECOVERY_DRAIN_REASON,
+		    changed) < 0)
+			return -1;
+	return 0;
+}
+
+int
+recovery_clear(struct health *h, const struct vf_list *vfs, bool *changed,
+    json_t **dropped)
 {
 	struct vf_record *r;
 	size_t i;
@@ -227,24 +247,9 @@ edit_vfs(struct health *h, const struct vf_list *vfs, bool *changed,
 		    r->nfailures > 0 &&
 		    json_array_append_new(*dropped, health_record_json(r)) < 0)
 			return -1;
-		if (op(h, vfs->v[i], changed) < 0)
-			return -1;
+		(void)health_clear(h, vfs->v[i], changed);
 	}
 	return 0;
-}
-
-int
-recovery_drain(struct health *h, const struct vf_list *vfs, bool *changed,
-    json_t **dropped)
-{
-	return edit_vfs(h, vfs, changed, dropped, health_quarantine);
-}
-
-int
-recovery_clear(struct health *h, const struct vf_list *vfs, bool *changed,
-    json_t **dropped)
-{
-	return edit_vfs(h, vfs, changed, dropped, health_clear);
 }
 
 /* Polls every 200 ms until the deadline; false at it or on a stop. */
@@ -334,7 +339,7 @@ recovery_systemic(const struct conf *conf, const struct health *h,
 
 	timefmt_now(&now);
 	if (sysfs_inventory(conf->sysfs_root, &inv, NULL) == 0 &&
-	    placement_build(&p, &inv, h, c) == 0)
+	    placement_build(&p, &inv, h, c, NULL) == 0)
 		rc = systemic_check(&p, &rule, &now, out);
 	placement_release(&p);
 	sysfs_inventory_release(&inv);

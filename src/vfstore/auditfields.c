@@ -67,12 +67,12 @@ append(const char *gpu_dir, struct audit_event *ev, json_t *extra)
 int
 storeaudit_vfs(const char *gpu_dir, const char *command,
     const char *card, const struct vf_list *l, const char *reason,
-    const json_t *failures)
+    const json_t *failures, const char *outcome)
 {
 	struct audit_event ev = { .command = command, .card = card,
 	    .vf = card == NULL && l->n == 1 ? l->v[0] : NULL,
 	    .vfs = (const char (*)[VF_ADDR_LEN + 1])l->v, .nvfs = l->n,
-	    .reason = reason };
+	    .reason = reason, .outcome = outcome };
 	json_t *extra = json_object();
 
 	if (extra != NULL && failures != NULL && json_object_set(extra,

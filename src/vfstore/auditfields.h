@@ -9,6 +9,7 @@
  *	command		fields besides ts, prog, uid, user, outcome
  *	quarantine	card (--card), vf (--vf), vfs, reason, failures
  *	clear		card (--card), vf (--vf), vfs, failures
+ *	drain, undrain	card (--card), vf (--vf), vfs, reason
  *	report-failure,	vf, instance_id, assigned_at, threshold, failures,
  *	apply		nvrm (apply, when the check line had one)
  *	release		vf, instance_id, deconfigured
@@ -19,6 +20,7 @@
  * "failures" is one array of the failures the VFs' records held (before
  * a quarantine or clear dropped them; after a report tallied the last),
  * each with its vf_address, instance_id, assigned_at and reported_at.
+ * An operator command that changed nothing has outcome "unchanged".
  */
 #ifndef VFS_AUDITFIELDS_H
 #define VFS_AUDITFIELDS_H
@@ -39,13 +41,15 @@
 json_t *storeaudit_failures(const struct health *h, const struct vf_list *l);
 
 /*
- * An operator quarantine or clear ("quarantine", "clear") of the VFs of
- * l, all of card (NULL: one VF by --vf). failures (borrowed, NULL for
- * none) is what the records held before, from storeaudit_failures().
+ * An operator quarantine, clear, drain or undrain (the command's name) of
+ * the VFs of l, all of card (NULL: one VF by --vf). failures (borrowed,
+ * NULL for none) is what the records held before, from
+ * storeaudit_failures(); outcome NULL is "ok", "unchanged" a command
+ * that changed nothing.
  */
 int storeaudit_vfs(const char *gpu_dir, const char *command,
     const char *card, const struct vf_list *l, const char *reason,
-    const json_t *failures);
+    const json_t *failures, const char *outcome);
 
 /* The quarantine rep made ("report-failure", "apply"); nvrm NULL or "":
  * none. */

@@ -22,7 +22,7 @@
 /* --- quarantine, clear -------------------------------------------------- */
 
 /* The VFs named by --vf or --card; exit code on failure. */
-static int
+int
 target_vfs(struct ctx *c, struct vf_list *l)
 {
 	memset(l, 0, sizeof(*l));
@@ -62,12 +62,35 @@ check_vf_present(struct ctx *c)
 	return EX_DATAERR;
 }
 
-/* Quarantines or clears the VFs under the exclusive lock (quarantine.c),
- * prints one line per VF. */
+/* vfops_run() on h, loaded under the exclusive lock: its exit code;
+ * changed[i] per VF, *any when one changed. */
 static int
-mutate_vfs(struct ctx *c, bool quarantine)
+run_vfops(struct ctx *c, struct health *h, bool quarantine,
+    const struct vf_list *l, bool *changed, bool *any)
 {
 	struct vfops_result r;
+
+	vfops_run(&c->s, h, quarantine, l, c->a.card, c->a.reason, changed,
+	    &r);
+	if (r.status == VFOPS_NOMEM)
+		return EX_OSERR;
+	if (r.status == VFOPS_PERSIST) {
+		log_msg(LVL_ERROR, "cannot persist VF health state",
+		    "{s:s, s:s}", "step", r.step, "error", c->s.why);
+		return EX_IOERR;
+	}
+	*any = r.changed;
+	audited(c, r.audit_err, c->a.vf ? "vf" : "card",
+	    c->a.vf ? c->a.vf : c->a.card);
+	return 0;
+}
+
+/* Quarantines or clears the VFs under the exclusive lock (quarantine.c),
+ * prints one line per VF; *any when a VF changed. */
+static int
+mutate_vfs(struct ctx *c, bool quarantine, bool *any)
+{
+	bool *changed = NULL;
 	struct vf_list l;
 	struct health h;
 	size_t i;
@@ -80,33 +103,38 @@ mutate_vfs(struct ctx *c, bool quarantine)
 	}
 	if (quarantine && (rc = check_vf_present(c)) != 0)
 		l.n = 0;
-	if (rc == 0) {
-		vfops_run(&c->s, &h, quarantine, &l, c->a.card, c->a.reason,
-		    &r);
-		rc = r.status == VFOPS_NOMEM ? EX_OSERR : 0;
-	}
-	if (rc == 0 && r.status == VFOPS_PERSIST) {
-		log_msg(LVL_ERROR, "cannot persist VF health state",
-		    "{s:s, s:s}", "step", r.step, "error", c->s.why);
-		rc = EX_IOERR;
-	}
+	if (rc == 0 && (changed = calloc(l.n + 1, sizeof(*changed))) == NULL)
+		rc = EX_OSERR;
 	if (rc == 0)
-		audited(c, r.audit_err, c->a.vf ? "vf" : "card",
-		    c->a.vf ? c->a.vf : c->a.card);
+		rc = run_vfops(c, &h, quarantine, &l, changed, any);
 	store_unlock(&c->s);
 	for (i = 0; i < l.n && rc == 0; i++)
-		rc = emit(vfops_json(&h, quarantine, l.v[i]));
+		rc = emit(vfops_json(&h, quarantine, l.v[i], changed[i]));
 	health_release(&h);
+	free(changed);
 	free(l.v);
 	return rc;
+}
+
+/* A command that changed nothing (SPEC.md 6.3): info, not a change. */
+static void
+log_unchanged(const struct ctx *c, const char *msg)
+{
+	log_msg(LVL_INFO, msg, "{s:s, s:s}", c->a.vf ? "vf" : "card",
+	    c->a.vf ? c->a.vf : c->a.card, "reason",
+	    c->a.reason ? c->a.reason : "");
 }
 
 int
 cmd_quarantine(struct ctx *c)
 {
-	int rc = mutate_vfs(c, true);
+	bool any = false;
+	int rc = mutate_vfs(c, true, &any);
 
-	if (rc == 0)
+	if (rc == 0 && !any)
+		log_unchanged(c, "quarantine changed nothing: quarantined "
+		    "already");
+	else if (rc == 0)
 		log_msg(LVL_WARN, "quarantined VF by operator", "{s:s, s:s}",
 		    c->a.vf ? "vf" : "card", c->a.vf ? c->a.vf : c->a.card,
 		    "reason", c->a.reason ? c->a.reason : "");
@@ -116,9 +144,12 @@ cmd_quarantine(struct ctx *c)
 int
 cmd_clear(struct ctx *c)
 {
-	int rc = mutate_vfs(c, false);
+	bool any = false;
+	int rc = mutate_vfs(c, false, &any);
 
-	if (rc == 0)
+	if (rc == 0 && !any)
+		log_unchanged(c, "clear changed nothing: no record");
+	else if (rc == 0)
 		log_msg(LVL_INFO, "cleared VF health records", "{s:s, s:s}",
 		    c->a.vf ? "vf" : "card", c->a.vf ? c->a.vf : c->a.card,
 		    "reason", c->a.reason ? c->a.reason : "");

@@ -26,20 +26,29 @@ struct vfops_result {
 	const char *step;		/* PERSIST: the atomic step */
 	int audit_err;			/* DONE, but the audit line failed:
 					 * its errno; else 0 */
+	bool changed;			/* some VF changed: else the command
+					 * was a no-op, audited "unchanged" */
 };
 
 /*
- * Quarantines (quarantine true) or clears every VF of l in h, saves h if
- * that changed it (or its load applied the threshold), then audits the
- * command: card is --card's (NULL for --vf), reason --reason's (or
- * NULL).
+ * Quarantines (quarantine true) or clears every VF of l in h that this
+ * changes, saves h if that changed it (or its load applied the
+ * threshold), then audits the command: card is --card's (NULL for
+ * --vf), reason --reason's (or NULL). A VF quarantined already (by an
+ * operator or by its failures) is left as it is, failures included, as
+ * is a VF without a record for clear (SPEC.md 6.3); changed[i] (l->n
+ * of them) says which VFs changed, and the audit line's outcome is
+ * "unchanged" when none did.
  */
 void vfops_run(struct store *s, struct health *h, bool quarantine,
     const struct vf_list *l, const char *card, const char *reason,
-    struct vfops_result *r);
+    bool *changed, struct vfops_result *r);
 
 /* The output line of vf after vfops_run(): its record (quarantine) or
- * {"vf_address":...,"quarantined":false} (clear). New ref or NULL. */
-json_t *vfops_json(const struct health *h, bool quarantine, const char *vf);
+ * {"vf_address":...,"quarantined":false} (clear), with "outcome":
+ * "quarantined", "cleared", or "unchanged" (changed false). New ref or
+ * NULL. */
+json_t *vfops_json(const struct health *h, bool quarantine, const char *vf,
+    bool changed);
 
 #endif

@@ -1,12 +1,13 @@
 /*
  * report.c - vfstore's report-failure and report-success (SPEC.md 4.2),
- * the one-shot form of what `apply` does for a stream, and the read-only
- * views of the store: show and check.
+ * the one-shot form of what `apply` does for a stream, and check, which
+ * loads every file (show is show.c).
  */
 #include <errno.h>
 #include <string.h>
 
 #include "cli.h"
+#include "drain.h"
 #include "healthrules.h"
 #include "log.h"
 #include "store.h"
@@ -142,45 +143,14 @@ cmd_report_success(struct ctx *c)
 	return cmd_report(c, false);
 }
 
-/* --- show, check ------------------------------------------------------ */
-
-static int
-emit_record(const struct vf_record *r)
-{
-	return emit(health_record_json(r));
-}
-
-int
-cmd_show(struct ctx *c)
-{
-	struct vf_record *r;
-	struct health h;
-	size_t i;
-	int rc;
-
-	if (c->a.vf != NULL && !vf_addr_valid(c->a.vf)) {
-		log_msg(LVL_ERROR, "invalid VF address", "{s:s}", "vf",
-		    c->a.vf);
-		return EX_DATAERR;
-	}
-	if ((rc = open_health(c, false, &h, NULL)) != 0)
-		return rc;
-	store_unlock(&c->s);
-	if (c->a.vf != NULL) {
-		r = health_find(&h, c->a.vf);
-		rc = r != NULL ? emit_record(r) : EXIT_NO;
-	}
-	for (i = 0; c->a.vf == NULL && i < h.n && rc == 0; i++)
-		rc = emit_record(&h.recs[i]);
-	health_release(&h);
-	return rc;
-}
+/* --- check ------------------------------------------------------ */
 
 int
 cmd_check(struct ctx *c)
 {
 	struct health h = { 0 };
 	struct claims cl = { 0 };
+	struct drains d = { 0 };
 	json_t *out;
 	int rc = 0;
 
@@ -188,7 +158,7 @@ cmd_check(struct ctx *c)
 	    !c->s.unavailable)
 		return lock_store(c, false);
 	if (c->s.unavailable || health_load(&c->s, &h, c->conf.threshold) < 0
-	    || claims_load(&c->s, &cl) < 0) {
+	    || claims_load(&c->s, &cl) < 0 || drains_load(&c->s, &d) < 0) {
 		cli_die_nomem(&c->s);
 		out = json_pack("{s:s, s:s}", "status", "unavailable",
 		    "reason", c->s.why);
@@ -196,14 +166,15 @@ cmd_check(struct ctx *c)
 		    "error", c->s.why);
 		rc = EX_UNAVAILABLE;
 	} else {
-		out = json_pack("{s:s, s:I, s:I, s:I}", "status", "ok",
+		out = json_pack("{s:s, s:I, s:I, s:I, s:I}", "status", "ok",
 		    "records", (json_int_t)h.n, "quarantined",
 		    (json_int_t)health_count_quarantined(&h), "claims",
-		    (json_int_t)cl.n);
+		    (json_int_t)cl.n, "drained", (json_int_t)d.n);
 	}
 	store_unlock(&c->s);
 	health_release(&h);
 	claims_release(&cl);
+	drains_release(&d);
 	if (emit(out) != 0 && rc == 0)
 		rc = EX_IOERR;
 	return rc;

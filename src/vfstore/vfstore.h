@@ -21,6 +21,7 @@
 #include "healthrules.h"
 #include "healthcache.h"
 #include "store.h"
+#include "sysfs.h"
 
 struct args {
 	const char *vf;
@@ -65,12 +66,11 @@ int save_health(struct ctx *c, const struct health *h,
     const struct health_view *v);
 void audited(struct ctx *c, int err, const char *key, const char *val);
 
-/* report.c: the reports, show, check; a report's log line (apply too). */
+/* report.c: the reports, check; a report's log line (apply too). */
 void log_report(const struct health_report *rep, bool failure,
     unsigned threshold, const char *nvrm);
 int cmd_report_failure(struct ctx *c);
 int cmd_report_success(struct ctx *c);
-int cmd_show(struct ctx *c);
 int cmd_check(struct ctx *c);
 
 /* init.c */
@@ -82,10 +82,21 @@ int cmd_claims(struct ctx *c);
 int cmd_release(struct ctx *c);
 int cmd_deconfigure(struct ctx *c);
 
-/* edit.c */
+/* edit.c; target_vfs(): the VFs of --vf or --card (exactly one), or the
+ * exit code */
+int target_vfs(struct ctx *c, struct vf_list *l);
 int cmd_quarantine(struct ctx *c);
 int cmd_clear(struct ctx *c);
 int cmd_edit(struct ctx *c);
+
+/* draincmd.c: drain, undrain; load_drains() with the lock held */
+struct drains;
+int load_drains(struct ctx *c, struct drains *d);
+int cmd_drain(struct ctx *c);
+int cmd_undrain(struct ctx *c);
+
+/* show.c */
+int cmd_show(struct ctx *c);
 
 /* apply.c, reconcile.c, history.c */
 int cmd_apply(struct ctx *c);

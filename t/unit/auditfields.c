@@ -93,7 +93,7 @@ test_vfs_and_last(void)
 
 	for (i = 0; i < 3; i++)
 		ok(storeaudit_vfs(dir, "quarantine", i == 1 ? NULL :
-		    "0000:e3:00.0", i == 1 ? &one : &l, reasons[i], NULL) == 0,
+		    "0000:e3:00.0", i == 1 ? &one : &l, reasons[i], NULL, NULL) == 0,
 		    "line %zu appended", i + 1);
 	got[0] = '\0';
 	ok(audit_read_last(dir, NULL, NULL, 2, keep_last, got, NULL) == 0,

@@ -25,6 +25,8 @@
 #define T1 "1155 : " P1 "\n"
 
 static char root[PATH_MAX];
+/* No VF drained: the drain file is known and empty. */
+static const struct drains no_drains;
 
 static void
 put(const char *rel, const char *text)
@@ -324,7 +326,8 @@ test_unavailable(const struct vf_inventory *inv, const struct claims *c)
 {
 	struct placement p;
 
-	ok(placement_build(&p, inv, NULL, c) == 0, "built without health");
+	ok(placement_build(&p, inv, NULL, c, NULL) == 0,
+	    "built without health");
 	ok(p.used == 6 && p.quarantined == 0 && p.allocatable == 0 &&
 	    p.cards[0].quarantined == 0, "fail closed: used as usual, "
 	    "nothing quarantined or allocatable");
@@ -360,6 +363,50 @@ failures_at(struct health *h, const char *const vfs[][3], size_t n)
 	}
 }
 
+/* Drained VFs: out of placement, their own view, health untouched. */
+static void
+test_drained(const struct vf_inventory *inv, const struct health *h,
+    const struct claims *c, unsigned allocatable)
+{
+	static const char *const vfs[] = { "0000:e3:00.4", "0000:e3:00.5",
+	    "0000:e3:00.7" };
+	struct drains d = { 0 };
+	struct placement p;
+	bool changed;
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		if (drains_add(&d, vfs[i], "2026-12-02T13:00:00Z", "t",
+		    &changed) < 0)
+			abort();
+	if (placement_build(&p, inv, h, c, &d) < 0)
+		abort();
+	ok(vf_of(&p, "0000:e3:00.4")->drained &&
+	    vf_of(&p, "0000:e3:00.4")->view == PLACEMENT_VIEW_DRAINED &&
+	    !vf_of(&p, "0000:e3:00.4")->allocatable,
+	    "drained: a free VF is drained, its view, not allocatable");
+	ok(vf_of(&p, "0000:e3:00.5")->view == PLACEMENT_VIEW_DRAINED &&
+	    vf_of(&p, "0000:e3:00.7")->view == PLACEMENT_VIEW_QUARANTINED,
+	    "drained: wins over claimed, quarantined wins over drained");
+	ok(p.drained == 2 && p.allocatable == allocatable - 1 &&
+	    p.cards[0].drained == 2, "drained: counted apart from "
+	    "quarantined, allocatable one less");
+	ok(placement_pin(&p, vf_of(&p, "0000:e3:00.4"), P12, false) ==
+	    PLACEMENT_PIN_DRAINED && placement_pin(&p, vf_of(&p,
+	    "0000:e3:00.4"), P12, true) == PLACEMENT_PIN_OK,
+	    "pin: drained, refused unless --include-quarantined");
+	placement_candidates(&p, P12);
+	ok(vf_of(&p, "0000:e3:00.4")->role == PLACEMENT_NONE,
+	    "drained: never a candidate");
+	ok(strcmp(placement_state_name(vf_of(&p, "0000:e3:00.4")),
+	    "drained") == 0, "drained: the state's name");
+	placement_release(&p);
+	ok(placement_build(&p, inv, h, c, NULL) == 0 && p.allocatable == 0 &&
+	    p.drained == 0, "drains unknown: nothing allocatable");
+	placement_release(&p);
+	drains_release(&d);
+}
+
 /* The systemic rule on inv with failures (VF, age, age) per line. */
 static struct systemic
 systemic_of(const struct vf_inventory *inv, const struct claims *c,
@@ -372,7 +419,7 @@ systemic_of(const struct vf_inventory *inv, const struct claims *c,
 	struct systemic s;
 
 	failures_at(&h, vfs, n);
-	if (placement_build(&p, inv, &h, c) == -1 ||
+	if (placement_build(&p, inv, &h, c, &no_drains) == -1 ||
 	    systemic_check(&p, &rule, &now, &s) == -1)
 		abort();
 	placement_release(&p);
@@ -427,7 +474,7 @@ test_systemic_unknown(const struct vf_inventory *inv,
 	struct placement p;
 	struct systemic s;
 
-	ok(placement_build(&p, inv, NULL, c) == 0 &&
+	ok(placement_build(&p, inv, NULL, c, NULL) == 0 &&
 	    systemic_check(&p, &rule, &now, &s) == -1 && errno == ENODATA &&
 	    !s.suspected, "no health state: the rule cannot be applied");
 	placement_release(&p);
@@ -446,7 +493,8 @@ test_empty(void)
 	struct claims c = { 0 };
 	struct placement p;
 
-	ok(placement_build(&p, &inv, &h, &c) == 0 && p.ncards == 0 &&
+	ok(placement_build(&p, &inv, &h, &c, &no_drains) == 0 &&
+	    p.ncards == 0 &&
 	    p.noffered == 0, "no VFs: no cards");
 	placement_candidates(&p, P12);
 	ok(placement_best_card(&p) == NULL, "no VFs: no card to pick");
@@ -469,7 +517,8 @@ main(void)
 		abort();
 	make_tree();
 	load(&inv, &h, &c);
-	ok(placement_build(&p, &inv, &h, &c) == 0, "placement built");
+	ok(placement_build(&p, &inv, &h, &c, &no_drains) == 0,
+	    "placement built");
 	test_states(&p);
 	test_views(&p);
 	test_counts(&p);
@@ -478,6 +527,7 @@ main(void)
 	test_pin(&p);
 	test_order();
 	test_unavailable(&inv, &c);
+	test_drained(&inv, &h, &c, p.allocatable);
 	test_systemic(&inv, &c);
 	test_systemic_unknown(&inv, &c);
 	test_empty();
