@@ -10,8 +10,8 @@
 #                       an operator quarantines 44:01.1; reconcile releases
 #                       the claim of a killed VM on e3:00.6
 #            s2 (10-14m): vfrecover cycles card e3:00.0 and clears e3:00.5
-#   h2:9100  s0 (0-14m): a quiet host with one claim, whose sentinel died
-#            after its first scan
+#   h2:9100  s0 (0-14m): a quiet host with one claim and one drained VF,
+#            whose sentinel died after its first scan
 # t/lib/prom2series.py turns the snapshots into promtool input series
 # (instance and job labels added; a timestamp gauge becomes its
 # snapshot's first minute). Each test then takes every panel query from
@@ -56,19 +56,24 @@ Quarantines cleared (recoveries)|A|.*|14m|{instance="h2:9100"} 0
 Slots per host|A|.*|4m|{instance="h1:9100",kind="allocatable"} 4
 Slots per host|A|.*|4m|{instance="h1:9100",kind="used"} 1
 Slots per host|A|.*|4m|{instance="h1:9100",kind="quarantined"} 0
-Slots per host|A|.*|4m|{instance="h2:9100",kind="allocatable"} 1
+Slots per host|A|.*|4m|{instance="h1:9100",kind="drained"} 0
+Slots per host|A|.*|4m|{instance="h2:9100",kind="allocatable"} 0
 Slots per host|A|.*|4m|{instance="h2:9100",kind="used"} 1
 Slots per host|A|.*|4m|{instance="h2:9100",kind="quarantined"} 0
+Slots per host|A|.*|4m|{instance="h2:9100",kind="drained"} 1
 Slots per host|A|h1:9100|9m|{instance="h1:9100",kind="allocatable"} 2
 Slots per host|A|h1:9100|9m|{instance="h1:9100",kind="used"} 1
 Slots per host|A|h1:9100|9m|{instance="h1:9100",kind="quarantined"} 2
+Slots per host|A|h1:9100|9m|{instance="h1:9100",kind="drained"} 0
 Slots per host|A|h1:9100|14m|{instance="h1:9100",kind="allocatable"} 3
 Slots per host|A|h1:9100|14m|{instance="h1:9100",kind="used"} 1
 Slots per host|A|h1:9100|14m|{instance="h1:9100",kind="quarantined"} 1
+Slots per host|A|h1:9100|14m|{instance="h1:9100",kind="drained"} 0
 Fleet slots|A|.*|9m|{kind="total"} 7
-Fleet slots|A|.*|9m|{kind="allocatable"} 3
+Fleet slots|A|.*|9m|{kind="allocatable"} 2
 Fleet slots|A|.*|9m|{kind="used"} 2
 Fleet slots|A|.*|9m|{kind="quarantined"} 2
+Fleet slots|A|.*|9m|{kind="drained"} 1
 Quarantined VFs and why|A|.*|9m|{card="0000:e3:00.0",instance="h1:9100",vf="0000:e3:00.5"} 2
 Quarantined VFs and why|A|.*|9m|{card="0000:44:00.0",instance="h1:9100",vf="0000:44:01.1"} 0
 Quarantined VFs and why|A|.*|14m|{card="0000:44:00.0",instance="h1:9100",vf="0000:44:01.1"} 0
@@ -104,14 +109,17 @@ VFs per card by state|A|h1:9100|14m|{card="0000:e3:00.0",instance="h1:9100",stat
 VFs per card by state|A|h1:9100|14m|{card="0000:e3:00.0",instance="h1:9100",state="claimed"} 0
 VFs per card by state|A|h1:9100|14m|{card="0000:e3:00.0",instance="h1:9100",state="dirty"} 0
 VFs per card by state|A|h1:9100|14m|{card="0000:e3:00.0",instance="h1:9100",state="quarantined"} 0
+VFs per card by state|A|h1:9100|14m|{card="0000:e3:00.0",instance="h1:9100",state="drained"} 0
 VFs per card by state|A|h1:9100|14m|{card="0000:44:00.0",instance="h1:9100",state="free"} 0
 VFs per card by state|A|h1:9100|14m|{card="0000:44:00.0",instance="h1:9100",state="claimed"} 1
 VFs per card by state|A|h1:9100|14m|{card="0000:44:00.0",instance="h1:9100",state="dirty"} 0
 VFs per card by state|A|h1:9100|14m|{card="0000:44:00.0",instance="h1:9100",state="quarantined"} 1
-VFs per card by state|A|h2:9100|9m|{card="0000:40:00.0",instance="h2:9100",state="free"} 1
+VFs per card by state|A|h1:9100|14m|{card="0000:44:00.0",instance="h1:9100",state="drained"} 0
+VFs per card by state|A|h2:9100|9m|{card="0000:40:00.0",instance="h2:9100",state="free"} 0
 VFs per card by state|A|h2:9100|9m|{card="0000:40:00.0",instance="h2:9100",state="claimed"} 1
 VFs per card by state|A|h2:9100|9m|{card="0000:40:00.0",instance="h2:9100",state="dirty"} 0
 VFs per card by state|A|h2:9100|9m|{card="0000:40:00.0",instance="h2:9100",state="quarantined"} 0
+VFs per card by state|A|h2:9100|9m|{card="0000:40:00.0",instance="h2:9100",state="drained"} 1
 '
 
 # --- the fake fleet (setup_file) -------------------------------------------
@@ -256,12 +264,15 @@ host1() {
 	wait "$APPLY" "$RECONCILE"
 }
 
-# host2: a quiet host, one claim, every service run once: its sentinel
-# died after that scan, so its poller textfile only ages.
+# host2: a quiet host, one claim, its other VF drained, every service
+# run once: its sentinel died after that scan, so its poller textfile
+# only ages.
 host2() {
 	host_env h2
 	mk_host "$SYSFS" 1 2
 	claim_line 0000:40:01.0 i-20 "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	o vfstore drain --vf 0000:40:01.1 --reason "fan noise" >/dev/null \
+	    2>>"$T/err"
 	{
 		check ok 0000:40:01.0 i-20 2026-08-20T15:00:00Z
 		check ok 0000:40:01.0 i-20 2026-08-20T15:00:00Z
