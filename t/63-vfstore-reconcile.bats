@@ -279,7 +279,7 @@ warn VMM liveness uncertain; claim kept'
 	rc=0
 	wait "$pid" || rc=$?
 	assert_equal "$rc" 0
-	[ $((($(date +%s%N) - t0) / 1000000)) -lt 2500 ]
+	[ $((($(date +%s%N) - t0) / 1000000)) -lt "$(load_scaled 2500)" ]
 	assert_equal "$(claimed)" i-3
 	# The textfile is a valid exposition that node_exporter reads.
 	run -0 "$VFS_TOOLS/promtool" check metrics <"$T/prom/rec.prom"
