@@ -143,7 +143,7 @@ vq() {
 	rfail $VF A $AT1
 	rfail $VF B $AT2
 	run -0 --separate-stderr vs clear --vf $VF
-	assert_output '{"vf_address":"0000:e3:00.4","quarantined":false}'
+	assert_output '{"vf_address":"0000:e3:00.4","quarantined":false,"outcome":"cleared"}'
 	run -1 vs show --vf $VF
 	run -0 --separate-stderr rfail $VF A $AT1
 	assert_output --partial '"outcome":"recorded","failures":1'
@@ -250,7 +250,7 @@ vq() {
 	vq --vf 0000:e3:00.5
 	rm -r "$SYSFS/sys/bus/pci/devices/0000:e3:00.5"
 	run -0 --separate-stderr vs --sysfs-root "$SYSFS" clear --vf 0000:e3:00.5
-	assert_output '{"vf_address":"0000:e3:00.5","quarantined":false}'
+	assert_output '{"vf_address":"0000:e3:00.5","quarantined":false,"outcome":"cleared"}'
 	run -0 jq -c '.records' "$HEALTH"
 	assert_output '[]'
 }
@@ -327,7 +327,7 @@ vq() {
 
 @test "check says ok with counts, or unavailable with the reason and exit 69" {
 	run -0 --separate-stderr vs check
-	assert_output '{"status":"ok","records":0,"quarantined":0,"claims":0}'
+	assert_output '{"status":"ok","records":0,"quarantined":0,"claims":0,"drained":0}'
 	put_claims '{"version":1,"claims":[{"vf_address":"0000:e3:00.4","instance_id":"a","claimed_at":"x"},{"vf_address":"0000:e3:00.5","instance_id":"a","claimed_at":"y"}]}'
 	run -69 --separate-stderr vs check
 	assert_equal "$(jq -r .reason <<<"$output")" \

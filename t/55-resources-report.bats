@@ -25,7 +25,7 @@ upstream_host() {
 
 # random_host SEED: 1-3 cards of 1-6 VFs, some claimed, some quarantined
 # (by hand or by failures), some allocated without a claim (leftover
-# 24Q), some with a failure below the threshold.
+# 24Q), some with a failure below the threshold, some drained.
 random_host() {
 	local c n vf pf bus nvfs
 	RANDOM=$1
@@ -48,6 +48,7 @@ random_host() {
 			3) record_failures "$vf" 1 ;;
 			4) claim "$vf" "pre-$vf" "$P24" 1161; quarantine "$vf" ;;
 			esac
+			((RANDOM % 5 != 0)) || drain_vf "$vf"
 		done
 	done
 }
@@ -64,7 +65,7 @@ random_host() {
 	upstream_host
 	run -0 --separate-stderr report
 	run jq -c '.gpu | del(.cards[0].name)' <<<"$output"
-	assert_output '{"mode":"vgpu","total_slots":3,"used_slots":1,"allocatable_slots":1,"quarantined_slots":1,"profiles":[{"name":"NVIDIA L40S-12Q","framebuffer_mb":12288,"available":1},{"name":"NVIDIA L40S-24Q","framebuffer_mb":24576,"available":1}],"cards":[{"address":"0000:e3:00.0","vfs":3,"used":1,"quarantined":1}],"systemic_failure_suspected":false}'
+	assert_output '{"mode":"vgpu","total_slots":3,"used_slots":1,"allocatable_slots":1,"quarantined_slots":1,"drained_slots":0,"profiles":[{"name":"NVIDIA L40S-12Q","framebuffer_mb":12288,"available":1},{"name":"NVIDIA L40S-24Q","framebuffer_mb":24576,"available":1}],"cards":[{"address":"0000:e3:00.0","vfs":3,"used":1,"quarantined":1,"drained":0}],"systemic_failure_suspected":false}'
 }
 
 @test "card names come from libpci" {
@@ -93,7 +94,7 @@ random_host() {
 	h=$(sha "$DATA/gpu/vf-health.json")
 	run -0 --separate-stderr report
 	run jq -c '.gpu | del(.cards[0].name, .placement_disabled_reason)' <<<"$output"
-	assert_output '{"mode":"vgpu","total_slots":3,"used_slots":1,"allocatable_slots":0,"quarantined_slots":0,"cards":[{"address":"0000:e3:00.0","vfs":3,"used":1,"quarantined":0}]}'
+	assert_output '{"mode":"vgpu","total_slots":3,"used_slots":1,"allocatable_slots":0,"quarantined_slots":0,"drained_slots":0,"cards":[{"address":"0000:e3:00.0","vfs":3,"used":1,"quarantined":0,"drained":0}]}'
 	run -0 --separate-stderr report
 	[[ "$(jq -r .gpu.placement_disabled_reason <<<"$output")" == "VF health state unavailable: "?* ]]
 	run -0 --separate-stderr report --format prometheus

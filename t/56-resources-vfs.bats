@@ -48,7 +48,8 @@ five_states() {
 }
 
 # random_states SEED: random_host of t/55 in small: 1-3 cards of 1-6
-# VFs, each free, claimed, dirty, quarantined, failed or a mix.
+# VFs, each free, claimed, dirty, quarantined, failed or a mix, and a
+# quarter of them drained.
 random_states() {
 	local c n vf pf bus
 	RANDOM=$1
@@ -70,6 +71,7 @@ random_states() {
 			3) record_failures "$vf" 1 ;;
 			4) claim "$vf" "i-$vf"; quarantine "$vf" ;;
 			esac
+			((RANDOM % 4 != 0)) || drain_vf "$vf"
 		done
 	done
 }
@@ -106,10 +108,12 @@ random_states() {
 		run -0 jq -sc '[length,
 		    ([.[] | select(.instance_id or .current_type)] | length),
 		    ([.[] | select(.state == "free")] | length),
-		    ([.[] | select(.state == "quarantined")] | length)]' <<<"$vfs"
+		    ([.[] | select(.state == "quarantined")] | length),
+		    ([.[] | select(.state == "drained")] | length)]' <<<"$vfs"
 		echo "seed $seed: $output"
 		assert_equal "$output" "$(jq -c '[.gpu.total_slots, .gpu.used_slots,
-		    .gpu.allocatable_slots, .gpu.quarantined_slots]' <<<"$rep")"
+		    .gpu.allocatable_slots, .gpu.quarantined_slots,
+		    .gpu.drained_slots]' <<<"$rep")"
 	done
 }
 
@@ -151,11 +155,13 @@ random_states() {
 	refute_line --partial '0000:e4:00.4'
 }
 
-@test "prometheus: vfsentinel_card_vfs has the four states of each card, summing to its VFs" {
+@test "prometheus: vfsentinel_card_vfs has the five states of each card, summing to its VFs" {
 	five_states
 	run -0 --separate-stderr report --format prometheus
 	run -0 grep '^vfsentinel_card_vfs{' <<<"$output"
-	assert_equal "${#lines[@]}" 8
+	assert_equal "${#lines[@]}" 10
+	assert_line 'vfsentinel_card_vfs{card="0000:e3:00.0",state="drained"} 0'
+	assert_line 'vfsentinel_card_vfs{card="0000:e4:00.0",state="drained"} 0'
 	assert_line 'vfsentinel_card_vfs{card="0000:e3:00.0",state="free"} 1'
 	assert_line 'vfsentinel_card_vfs{card="0000:e3:00.0",state="claimed"} 1'
 	assert_line 'vfsentinel_card_vfs{card="0000:e3:00.0",state="dirty"} 1'

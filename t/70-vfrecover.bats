@@ -38,6 +38,8 @@ verify $VF5"
 	assert_file_exists "$DEV/$VF6/nvidia/creatable_vgpu_types"
 	run -0 vfstore --data-dir "$DATA" show
 	assert_output ''
+	run -0 jq -c .drains "$DATA/gpu/vf-drain.json"
+	assert_output '[]'
 	# The journal moved to PF.last.json with every step done or skipped.
 	assert_file_not_exists "$JOURNAL"
 	run -0 jq -c '[.steps[] | .status] | unique' \
@@ -81,8 +83,10 @@ verify $VF5"
 	assert_line --index 2 '{"card":"0000:e3:00.0","step":"idle","status":"failed","busy":[{"vf":"0000:e3:00.4","why":"claimed","instance_id":"i-1"}]}'
 	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"busy"}'
 	assert_equal "$(cat "$CALLS")" ""
-	quarantined $VF5
-	quarantined $VF6
+	# Drained, not quarantined: the health records are untouched.
+	drained $VF5
+	drained $VF6
+	run -1 quarantined $VF5
 	run -0 jq -c '[.steps[] | "\(.step):\(.status)"]' "$JOURNAL"
 	assert_output '["preflight:done","drain:done","idle:failed"]'
 	# A dirty VF (a type in sysfs, no claim) and a VFIO holder.
@@ -119,7 +123,7 @@ verify $VF5"
 	run -0 cat "$CALLS"
 	assert_output "quiesce $PF
 restore $PF"
-	quarantined $VF4
+	drained $VF4
 	# The holder goes away while quiesce waits: it succeeds.
 	(sleep 1; rm "$T/proc/3131/fd/3") &
 	PIDS="$PIDS $!"
@@ -143,7 +147,7 @@ restore $PF"
 		assert_output failed
 		run -0 tail -n 1 "$CALLS"
 		assert_output "restore $PF"
-		quarantined $VF4
+		drained $VF4
 		# The stand-in's state back to a card with VFs.
 		"$VFS_ROOT/t/lib/sriov-manage" -e $PF >/dev/null
 	done

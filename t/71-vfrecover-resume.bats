@@ -37,7 +37,7 @@ teardown() {
 restore $PF"
 	run -0 jq -r '.steps[] | "\(.step):\(.status)"' "$JOURNAL"
 	assert_equal "$(echo $output)" "preflight:done drain:done idle:done quiesce:done restore:done"
-	quarantined $VF4
+	drained $VF4
 	run -0 --separate-stderr rec --card $PF
 	assert_equal "$(steps)" "preflight:done drain:done idle:done quiesce:done disable:done enable:done restore:done verify:skipped clear:done"
 	assert_line --index 0 --partial '"resumed":true'
@@ -66,7 +66,7 @@ killed_checks() {
 	if journal_has drain done && ! journal_has verify done; then
 		run -1 claim_free
 		for vf in $VF4 $VF5 $VF6; do
-			quarantined "$vf"
+			drained "$vf"
 		done
 	fi
 }
@@ -204,10 +204,11 @@ systemic failure suspected; --force to cycle"
 	run -0 --separate-stderr rec --card $PF --force
 	assert_line --index 0 --partial '"forced":true'
 	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"recovered"}'
-	# The clear's audit line keeps the failures it dropped.
-	run -0 jq -r 'select(.command == "clear") | .dropped | length' "$AUDIT"
-	assert_output 0
-	run -0 jq -r 'select(.command == "drain") | .dropped | map(.vf_address) | join(" ")' "$AUDIT"
+	# The drain drops nothing; the clear's audit line keeps the failures
+	# it dropped.
+	run -0 jq -r 'select(.command == "drain") | .dropped' "$AUDIT"
+	assert_output null
+	run -0 jq -r 'select(.command == "clear") | .dropped | map(.vf_address) | join(" ")' "$AUDIT"
 	assert_output "$VF4 $VF5 $VF6"
 }
 
@@ -220,8 +221,9 @@ systemic failure suspected; --force to cycle"
 	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"failed","step":"verify"}'
 	run -0 tail -n 1 "$CALLS"
 	assert_output "verify $VF6 $PF"
-	quarantined $VF4
+	drained $VF4
 	quarantined $VF6
+	run -1 quarantined $VF4
 	# --status shows the journal in progress.
 	run -0 vfrecover --status
 	assert_equal "$(jq -r '.card, .state, .steps[-1].step' <<<"$output")" "$PF
@@ -251,7 +253,7 @@ last
 	run -0 cat "$CALLS"
 	assert_output "quiesce $PF
 restore $PF"
-	quarantined $VF4
+	drained $VF4
 	# The journal says where to go on; the next run recovers.
 	run -0 --separate-stderr rec --card $PF
 	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"recovered"}'

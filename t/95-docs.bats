@@ -151,6 +151,20 @@ man_text() {
 	grep -q 'systemctl stop nvidia-dcgm-exporter nvidia-dcgm nvidia-persistenced' "$ops"
 	grep -q 'sriov-manage -d' "$ops"
 	grep -q 'sriov-manage -e' "$ops"
-	grep -q 'vfstore quarantine --card' "$ops"
+	grep -q 'vfstore drain --card' "$ops"
+	grep -q 'vfstore undrain --card' "$ops"
 	grep -q 'vfstore clear --card' "$ops"
+}
+
+@test "the operations guide's metrics tables list every series the programs write, and why two prefixes" {
+	local ops=$VFS_ROOT/share/doc/operations.md m n=0
+	# Every metric name in src/ (a name ending in _ is a prefix).
+	for m in $(grep -rhoE '"(hypeman|vfsentinel)_[a-z_]*[a-z]"' \
+	    "$VFS_ROOT/src" | tr -d '"' | sort -u); do
+		n=$((n + 1))
+		grep -q "^| \`$m[{\`]" "$ops" ||
+		    fail "metric $m is in no metrics table row of operations.md"
+	done
+	[ "$n" -ge 15 ] || fail "found only $n metric names in src/"
+	grep -qi 'two prefixes' "$ops"
 }

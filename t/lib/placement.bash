@@ -45,6 +45,17 @@ quarantine() {
 	done
 }
 
+# drain_vf VF...: drains as vfstore drain writes them (vf-drain.json).
+drain_vf() {
+	local vf
+	for vf in "$@"; do
+		_store_edit "$DATA/gpu/vf-drain.json" drains \
+		    '.drains = ([.drains[] | select(.vf_address != $vf)] +
+		    [{vf_address: $vf, drained_at: "2026-08-20T16:00:30Z",
+		    reason: "test"}] | sort_by(.vf_address))' --arg vf "$vf"
+	done
+}
+
 # record_failures VF N: a record with N failures of distinct assignments
 # and no quarantined_at (the threshold decides on load). (Never name a
 # helper fail: that is bats-support's, which every assertion calls.)

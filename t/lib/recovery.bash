@@ -71,6 +71,12 @@ quarantined() {
 	    jq -e '.quarantined == true' >/dev/null
 }
 
+# drained VF: 0 if DATA_DIR/gpu/vf-drain.json drains VF.
+drained() {
+	jq -e --arg vf "$1" 'any(.drains[]; .vf_address == $vf)' \
+	    "$DATA/gpu/vf-drain.json" >/dev/null
+}
+
 # nvidia_holder PID COMM: a fake process holding /dev/nvidia0 open.
 nvidia_holder() {
 	mkdir -p "$T/proc/$1/fd"
