@@ -1,6 +1,7 @@
 /*
- * healthcache.h - a report's view of vf-health.json: one VF's record,
- * decoded without parsing the other 255.
+ * healthcache.h - the seal of vf-health.json, which lets a report
+ * decode one VF's record without parsing the other 255
+ * (src/vfstore/healthview.h).
  *
  * Every save writes, next to the file, a seal (vf-health.json.seal): the
  * size and a 64-bit hash of the bytes just written, and the highest
@@ -20,7 +21,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "atomic.h"
 #include "store.h"
 
 #define HEALTHSEAL_FILE "vf-health.json.seal"
@@ -35,49 +35,16 @@ struct healthseal {
 void healthseal_of(struct healthseal *seal, const char *text, size_t len,
     const struct health *h);
 
+/* The seal of text after one record changed to r (NULL: removed): its
+ * size and hash, and open_max raised to r's open failures. */
+void healthseal_update(struct healthseal *seal, const char *text,
+    size_t len, const struct vf_record *r);
+
 /* Writes DIR/HEALTHSEAL_FILE (rename, no fsync). 0 or -1/errno. */
 int healthseal_write(const char *dir, const struct healthseal *seal);
 
 /* True when DIR's seal describes text (len bytes). */
 bool healthseal_matches(const char *dir, const char *text, size_t len,
     struct healthseal *seal);
-
-/*
- * The text of a sealed file (in health_dump()'s layout) with vf's record
- * replaced by r, inserted (sorted) when absent, or removed when r is
- * NULL: exactly what health_dump() writes for the changed store (any
- * other text gives some text, read within its len bytes). New buffer
- * (*outlen bytes) the caller frees; NULL with errno.
- */
-char *healthseal_splice(const char *text, size_t len, const char *vf,
-    const struct vf_record *r, size_t *outlen);
-
-struct health_view {
-	char *text;			/* owned: the file as read */
-	size_t len;
-	bool partial;			/* h holds vf's record only */
-	struct healthseal seal;
-	char vf[VF_ADDR_LEN + 1];
-};
-
-/*
- * health_load() for a command that reads and changes one VF's record (a
- * report): when the file is sealed and the threshold can quarantine no
- * other record (threshold > seal.open_max), h holds vf's record alone
- * (v->partial); otherwise the whole store, as health_load(). -1 as
- * health_load().
- */
-int health_load_vf(struct store *s, struct health *h, unsigned threshold,
-    const char *vf, struct health_view *v);
-
-/* Turns a partial view into the whole store (h replaced). -1 as above. */
-int health_view_full(struct store *s, struct health_view *v,
-    struct health *h);
-
-/* health_save() of h loaded by health_load_vf(). */
-int health_view_save(struct store *s, const struct health_view *v,
-    const struct health *h, struct atomic_result *res);
-
-void health_view_release(struct health_view *v);
 
 #endif

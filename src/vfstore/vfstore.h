@@ -19,7 +19,7 @@
 #include "cli.h"
 #include "conf.h"
 #include "healthrules.h"
-#include "healthcache.h"
+#include "healthview.h"
 #include "store.h"
 #include "sysfs.h"
 

@@ -13,7 +13,7 @@
  * A rejected input must come with a reason.
  */
 #include "fuzz.h"
-#include "healthcache.h"
+#include "vfstore/healthview.h"
 #include "store.h"
 
 #define T "health"

@@ -14,6 +14,7 @@
 
 #include "healthrules.h"
 #include "healthcache.h"
+#include "vfstore/healthview.h"
 #include "io.h"
 #include "store.h"
 #include "tap.h"
