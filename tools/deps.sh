@@ -11,7 +11,10 @@ set -eu
 BUILD_PKGS="gcc make pkg-config libjansson-dev libpci-dev libxml2-dev"
 TEST_PKGS="jq bats bats-support bats-assert bats-file socat runit mandoc strace pciutils procps psmisc python3 python3-prometheus-client clang libclang-rt-14-dev valgrind util-linux e2fsprogs qemu-system-x86 busybox-static shellcheck groff-base libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients"
 
-DEB_PKGS="build-essential dpkg-dev debhelper dh-runit lintian fakeroot adduser pkgconf"
+# debootstrap, systemd-container and zstd: t/deb/systemd.bats boots a
+# Debian system with systemd as PID 1 (systemd-nspawn) from a rootfs
+# cached in build-tools/ (t/deb/systemd-rootfs.sh).
+DEB_PKGS="build-essential dpkg-dev debhelper dh-runit lintian fakeroot adduser pkgconf debootstrap systemd-container zstd"
 [ "${1:-}" = deb ] && TEST_PKGS="$TEST_PKGS $DEB_PKGS"
 
 missing=""

@@ -3,8 +3,13 @@
 # lintian, then both packages installed on this machine (as root), the
 # files where the man pages and operations.md say, the services started
 # from the installed service directories under a private runsvdir, an
-# upgrade over the same version keeping an edited configuration, and a
-# purge that removes every file the packages installed.
+# upgrade over the same version keeping an edited configuration; the
+# runit lifecycle on this machine (runit not PID 1: a runsvdir over the
+# installed services): an upgrade to a rebuild one version higher
+# (VFS_DEB_UPGRADE_DIR) restarts them, remove stops them and deletes
+# their textfiles and run-time files; and a purge that removes every
+# file the packages installed and what the services made, keeping the
+# store and the user. t/deb/systemd.bats does the same under systemd.
 #
 # It changes the machine (dpkg -i, a system user): it runs only from
 # make check-deb (VFS_DEB_DIR names the built packages), never in make
@@ -36,6 +41,10 @@ setup_file() {
 }
 
 teardown_file() {
+	if [ -s "$BATS_FILE_TMPDIR/runsvdir.pid" ]; then
+		kill -HUP "$(cat "$BATS_FILE_TMPDIR/runsvdir.pid")" 2>/dev/null ||
+			true
+	fi
 	dpkg --purge vfsentinel vfsentinel-guest >/dev/null 2>&1 || true
 }
 
@@ -157,7 +166,7 @@ host_conf() {
 	# kmsg-watch finds no NVIDIA function in the empty sysfs and settles:
 	# its service stays down instead of respawning.
 	wait_long grep -q 'GPU init watch not needed' \
-	    "$RUNIT_SV/vfsentinel-kmsg/log/main/current"
+	    /var/log/runit/vfsentinel-kmsg/current
 	runit_wait_stat vfsentinel-kmsg down 100
 }
 
@@ -172,6 +181,143 @@ host_conf() {
 	run -0 /usr/bin/vfstore -c "$conf" config
 	run -0 jq '."sentinel.interval"' <<<"$output"
 	assert_output 7
+}
+
+@test "runit services log with svlogd to /var/log/runit/NAME, not under /etc/sv" {
+	local s
+	for s in "${HOST_SV[@]}" "${GUEST_SV[@]}"; do
+		run -0 grep -F "svlogd -tt '/var/log/runit/$s'" "/etc/sv/$s/log/run"
+		[ -d "/var/log/runit/$s" ]
+	done
+}
+
+@test "a service that cannot drop to vfsentinel stays root and says why at warn, once" {
+	host_conf
+	RUNIT_SRC=/etc/sv runit_copy vfsentinel-resources
+	runit_env vfsentinel-resources VFSENTINEL_CONF "$T/host.conf"
+	runit_env vfsentinel-resources PATH /usr/bin:/bin:/usr/sbin:/sbin
+	runit_env vfsentinel-resources INTERVAL 1
+	# The test's textfile directory is root's 0755: vfsentinel may not
+	# write it.
+	runit_env vfsentinel-resources VFSENTINEL_USER vfsentinel
+	runit_start
+	runit_wait_stat vfsentinel-resources run 100
+	wait_long test -s "$T/prom/vfsentinel-resources.prom"
+	# Three reports later, still one line.
+	local n=0
+	while [ "$n" -lt 3 ]; do
+		n=$((n + 1))
+		rm -f "$T/prom/vfsentinel-resources.prom"
+		wait_long test -s "$T/prom/vfsentinel-resources.prom"
+	done
+	run -0 grep -c -F "may not write the textfile directory $T/prom" \
+	    /var/log/runit/vfsentinel-resources/current
+	assert_output 1
+	run -0 grep -F "$T/prom" /var/log/runit/vfsentinel-resources/current
+	run -0 jq -r '.level + " " + .prog + " " + .msg' <<<"${output#* }"
+	assert_output "warn vfsentinel-resources running as root: cannot drop to the service user"
+	[ "$(stat -c %U "$T/prom/vfsentinel-resources.prom")" = root ]
+}
+
+# Lifecycle under runit as an operator without runit as PID 1 runs it: a
+# runsvdir over links to the installed /etc/sv/NAME (supervise in
+# /run/runit/supervise/NAME), started once for the tests below, on the
+# host's own configuration (this machine has no NVIDIA function: the
+# sentinel waits, resources writes zeros).
+LIFE_SV=(vfsentinel-sentinel vfsentinel-resources vfsentinel-reconcile
+	vfsentinel-answer)
+
+# life_pids: "NAME PID" of each service's ./run process (nothing if down).
+life_pids() {
+	local s p
+	for s in "${LIFE_SV[@]}"; do
+		p=$(sv status "/etc/sv/$s" 2>/dev/null |
+			sed -n 's/^run: [^(]*(pid \([0-9]*\)).*/\1/p')
+		echo "$s ${p:-}"
+	done
+}
+
+# all_up: every lifecycle service runs.
+all_up() {
+	! life_pids | grep -q ' $'
+}
+
+# deleted_exes: the processes (any) running a deleted vfsentinel file.
+deleted_exes() {
+	local p
+	for p in /proc/[0-9]*; do
+		readlink "$p/exe" 2>/dev/null | grep -q ' (deleted)$' || continue
+		grep -l -a -E 'vfstore|sentinel-poll|resources-report|vsock-answer|runsv' \
+		    "$p/cmdline" 2>/dev/null
+	done
+}
+
+# textfiles: the services' textfiles in the host's textfile directory.
+textfiles() {
+	ls /var/lib/prometheus/node-exporter/vfsentinel-*.prom 2>/dev/null
+}
+
+@test "runit lifecycle: the installed services under a runsvdir (not PID 1) write their textfiles" {
+	local s scan=$BATS_FILE_TMPDIR/scan
+	mkdir -p "$scan"
+	for s in "${LIFE_SV[@]}"; do
+		ln -s "/etc/sv/$s" "$scan/$s"
+	done
+	setsid runsvdir -P "$scan" </dev/null >/dev/null 2>&1 3>&- &
+	echo $! >"$BATS_FILE_TMPDIR/runsvdir.pid"
+	wait_long all_up || wait_long all_up
+	wait_long test -s /var/lib/prometheus/node-exporter/vfsentinel-resources.prom
+	# The package gave vfsentinel the directory: the services dropped.
+	run -0 stat -c '%U:%G %a' /var/lib/prometheus/node-exporter
+	assert_output "root:vfsentinel 775"
+	run -0 stat -c %U /var/lib/prometheus/node-exporter/vfsentinel-resources.prom
+	assert_output vfsentinel
+}
+
+@test "runit lifecycle: an upgrade restarts every running service; nothing runs a deleted file" {
+	[ -s "$BATS_FILE_TMPDIR/runsvdir.pid" ] || skip "no runsvdir (test above)"
+	[ -n "${VFS_DEB_UPGRADE_DIR:-}" ] || skip "no upgrade packages"
+	wait_long all_up
+	life_pids >"$T/before"
+	run -0 env DEBIAN_FRONTEND=noninteractive dpkg -i \
+	    "$VFS_DEB_UPGRADE_DIR"/vfsentinel_*.deb \
+	    "$VFS_DEB_UPGRADE_DIR"/vfsentinel-guest_*.deb
+	wait_long all_up
+	life_pids >"$T/after"
+	local s old new
+	for s in "${LIFE_SV[@]}"; do
+		old=$(awk -v s="$s" '$1 == s { print $2 }' "$T/before")
+		new=$(awk -v s="$s" '$1 == s { print $2 }' "$T/after")
+		[ -n "$new" ] && [ "$new" != "$old" ] || {
+			echo "$s: pid $old before the upgrade, '$new' after" >&2
+			return 1
+		}
+	done
+	run deleted_exes
+	assert_output ""
+}
+
+@test "runit lifecycle: remove stops the services, deletes textfiles and run-time files, keeps the store" {
+	[ -s "$BATS_FILE_TMPDIR/runsvdir.pid" ] || skip "no runsvdir (test above)"
+	wait_long test -s /var/lib/prometheus/node-exporter/vfsentinel-sentinel.prom
+	[ -p /run/vfsentinel/events ]
+	run -0 dpkg -r vfsentinel vfsentinel-guest
+	run textfiles
+	assert_output ""
+	[ ! -e /run/vfsentinel ]
+	run life_pids
+	refute_output --regexp ' [0-9]+$'
+	run deleted_exes
+	assert_output ""
+	# Still nothing a second later (no service came back to write).
+	sleep 1
+	run textfiles
+	assert_output ""
+	[ -d /var/lib/vfsentinel/gpu ]
+	run -0 getent passwd vfsentinel
+	# The textfile directory is root's again (the statoverride is gone).
+	run dpkg-statoverride --list /var/lib/prometheus/node-exporter
+	assert_failure
 }
 
 @test "dpkg --purge removes every file the packages installed" {
@@ -189,5 +335,14 @@ host_conf() {
 	[ ! -e /etc/vfsentinel/vfsentinel.conf ]
 	for s in "${HOST_SV[@]}" "${GUEST_SV[@]}"; do
 		[ ! -e "/etc/sv/$s" ]
+		[ ! -e "/run/runit/supervise/$s" ]
+		[ ! -e "/var/log/runit/$s" ]
 	done
+	run textfiles
+	assert_output ""
+	run deleted_exes
+	assert_output ""
+	# The store and the user stay.
+	[ -d /var/lib/vfsentinel/gpu ]
+	run -0 getent passwd vfsentinel
 }

@@ -1,0 +1,306 @@
+#!/usr/bin/env bats
+# systemd.bats - the packages under a real systemd as PID 1 (make
+# check-deb, SPEC 6.7): a minimal Debian system with
+# prometheus-node-exporter (t/deb/systemd-rootfs.sh, cached in
+# build-tools/) boots in systemd-nspawn; the freshly built packages are
+# installed inside it and checked: every unit running as its user, a
+# killed process of a unit leaving exactly one instance, a promtool-valid
+# textfile, exactly one supervisor when runit runs too, an upgrade that
+# restarts every unit, and a purge that leaves no unit, process or
+# textfile but keeps the store and the user.
+#
+# The tests share one container and run in order. It needs root,
+# systemd-nspawn and the cached rootfs (make check-deb makes both);
+# VFS_DEB_DIR and VFS_DEB_UPGRADE_DIR name the packages and their
+# higher-version rebuild.
+
+VFS_ROOT=${VFS_ROOT:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
+load ../helpers
+
+HOST_UNITS=(vfsentinel-sentinel vfsentinel-resources vfsentinel-reconcile)
+GUEST_UNITS=(vfsentinel-answer vfsentinel-kmsg vfsentinel-probe)
+# The units that keep running here: kmsg-watch and gpu-probe find no
+# NVIDIA function in the container and settle (exit 0, unit inactive).
+RUNNING=(vfsentinel-sentinel vfsentinel-resources vfsentinel-reconcile
+	vfsentinel-answer)
+PROM=/var/lib/prometheus/node-exporter
+
+setup_file() {
+	[ -n "${VFS_DEB_DIR:-}" ] || skip "run through make check-deb"
+	[ "$(id -u)" = 0 ] || skip "boots a container: needs root"
+	command -v systemd-nspawn >/dev/null ||
+		skip "systemd-nspawn missing (tools/deps.sh deb installs it)"
+	local tar=$VFS_TOOLS/systemd-rootfs.tar.zst
+	[ -s "$tar" ] ||
+		skip "no cached rootfs (make check-deb runs t/deb/systemd-rootfs.sh)"
+	date +%s >"$BATS_FILE_TMPDIR/start"
+	CT_ROOT=$BATS_FILE_TMPDIR/root
+	mkdir -m 0755 "$CT_ROOT"
+	zstd -dc "$tar" | tar -xf - -C "$CT_ROOT"
+	chmod 0755 "$CT_ROOT"
+	mkdir -p "$CT_ROOT/var/tmp/debs" "$CT_ROOT/var/tmp/up"
+	cp "$VFS_DEB_DIR"/vfsentinel_*.deb "$VFS_DEB_DIR"/vfsentinel-guest_*.deb \
+	    "$CT_ROOT/var/tmp/debs/"
+	cp "$VFS_DEB_UPGRADE_DIR"/vfsentinel_*.deb \
+	    "$VFS_DEB_UPGRADE_DIR"/vfsentinel-guest_*.deb "$CT_ROOT/var/tmp/up/"
+	# Its own cgroup: the container's init.scope must not collide with
+	# another container's (real-vms.md).
+	CT_CG=/sys/fs/cgroup/unified/vfs-systemd-bats-$$
+	[ -d /sys/fs/cgroup/unified ] || CT_CG=
+	[ -z "$CT_CG" ] || mkdir "$CT_CG"
+	CT_NAME=vfs-bats-$$
+	export CT_ROOT CT_CG CT_NAME
+	# shellcheck disable=SC2016 # $1 and $$ are the inner shell's
+	setsid sh -c '[ -z "$1" ] || echo $$ >"$1/cgroup.procs"
+	    SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 exec systemd-nspawn -D "$2" \
+	    -b --register=no --keep-unit --private-network --console=pipe \
+	    -M "$3"' sh "$CT_CG" "$CT_ROOT" "$CT_NAME" \
+	    </dev/null >"$BATS_FILE_TMPDIR/nspawn.log" 2>&1 3>&- &
+	NSPAWN_PID=$!
+	export NSPAWN_PID
+	local i
+	for ((i = 0; i < 300; i++)); do
+		CT_PID=$(pgrep -P "$NSPAWN_PID" -x systemd) && break
+		sleep 0.1
+	done
+	[ -n "$CT_PID" ] || { cat "$BATS_FILE_TMPDIR/nspawn.log" >&3; return 1; }
+	export CT_PID
+	for ((i = 0; i < 300; i++)); do
+		case $(ct systemctl is-system-running 2>/dev/null) in
+		running | degraded) break ;;
+		esac
+		sleep 0.1
+	done
+	# The host package first: it makes the vfsentinel user that
+	# vsock-answer drops to.
+	ct env DEBIAN_FRONTEND=noninteractive sh -c 'dpkg -i \
+	    /var/tmp/debs/vfsentinel_*.deb &&
+	    dpkg -i /var/tmp/debs/vfsentinel-guest_*.deb' \
+	    >"$BATS_FILE_TMPDIR/install.log" 2>&1 ||
+		{ cat "$BATS_FILE_TMPDIR/install.log" >&3; return 1; }
+}
+
+teardown_file() {
+	[ -n "${NSPAWN_PID:-}" ] || return 0
+	ct systemctl poweroff >/dev/null 2>&1 || true
+	local i
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$NSPAWN_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$NSPAWN_PID" 2>/dev/null || true
+	wait "$NSPAWN_PID" 2>/dev/null || true
+	[ -z "${CT_CG:-}" ] || rmdir "$CT_CG" 2>/dev/null || true
+	echo "# systemd.bats: $(($(date +%s) - $(cat "$BATS_FILE_TMPDIR/start"))) s" \
+	    "from restoring the rootfs to poweroff" >&3
+}
+
+setup() {
+	vfs_setup
+}
+
+# ct CMD...: runs CMD inside the container (all its namespaces).
+ct() {
+	nsenter -t "$CT_PID" -a "$@"
+}
+
+# prop UNIT PROPERTY: the unit's property value.
+prop() {
+	ct systemctl show -P "$2" "$1.service"
+}
+
+# procs UNIT: the pids in the unit's cgroup, one a line, sorted.
+procs() {
+	ct cat "/sys/fs/cgroup$(prop "$1" ControlGroup)/cgroup.procs" |
+		sort -n
+}
+
+# comms UNIT: the unit's processes' names, sorted (resources-report, a
+# short-lived child of the resources loop, left out).
+comms() {
+	local p
+	for p in $(procs "$1"); do
+		ct cat "/proc/$p/comm" 2>/dev/null
+	done | grep -vx resources-report | sort
+}
+
+# ct_wait SECONDS CMD...: polls CMD (a shell function or command) until
+# it succeeds or SECONDS pass.
+ct_wait() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@" 2>/dev/null; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.2
+	done
+}
+
+active() {
+	[ "$(prop "$1" ActiveState)" = active ]
+}
+
+# one_new_instance UNIT "OLDPIDS" "COMMS": UNIT is active, none of OLDPIDS
+# is still in its cgroup or alive, and its processes are again COMMS.
+one_new_instance() {
+	local p
+	active "$1" || return 1
+	for p in $2; do
+		ct kill -0 "$p" 2>/dev/null && return 1
+	done
+	[ "$(comms "$1" | tr '\n' ' ')" = "$3" ]
+}
+
+@test "every unit is enabled and runs as its user; kmsg and probe settle" {
+	local u user
+	for u in "${HOST_UNITS[@]}" "${GUEST_UNITS[@]}"; do
+		run -0 ct systemctl is-enabled "$u.service"
+	done
+	for u in "${RUNNING[@]}"; do
+		ct_wait 30 active "$u"
+	done
+	for u in "${RUNNING[@]}"; do
+		case $u in
+		vfsentinel-reconcile) user=root ;;
+		*) user=vfsentinel ;;
+		esac
+		ct_wait 30 active "$u" ||
+			ct journalctl -u "$u" -n 20 --no-pager >&2
+		run -0 ct ps -o user= -p "$(prop "$u" MainPID)"
+		assert_output "$user"
+	done
+	# The settled guest units exited 0 and are not failed.
+	for u in vfsentinel-kmsg vfsentinel-probe; do
+		ct_wait 30 test "$(prop "$u" ActiveState)" = inactive
+		assert_equal "$(prop "$u" Result)" success
+		assert_equal "$(prop "$u" ExecMainStatus)" 0
+	done
+	# The drop needed nothing but the package: node_exporter's stock
+	# textfile directory is group vfsentinel now, and nothing said it
+	# stayed root.
+	run -0 ct stat -c '%U:%G %a' "$PROM"
+	assert_output "root:vfsentinel 775"
+	run ct journalctl -q --no-pager -u 'vfsentinel-*'
+	refute_output --partial 'running as root'
+}
+
+@test "the textfiles are written by vfsentinel and promtool-valid; node_exporter serves them" {
+	need_tool promtool
+	local f
+	ct_wait 30 ct test -s "$PROM/vfsentinel-resources.prom"
+	ct_wait 60 ct test -s "$PROM/vfsentinel-reconcile.prom"
+	for f in resources reconcile; do
+		run -0 ct stat -c %U "$PROM/vfsentinel-$f.prom"
+		[ "$f" = reconcile ] || assert_output vfsentinel
+		ct cat "$PROM/vfsentinel-$f.prom" >"$T/$f.prom"
+		run -0 "$VFS_TOOLS/promtool" check metrics <"$T/$f.prom"
+	done
+	run -0 grep -c '^hypeman_resources_gpu_slots{' "$T/resources.prom"
+}
+
+@test "systemctl kill -s KILL of each process of a unit leaves exactly one instance" {
+	local u p old want
+	for u in "${RUNNING[@]}"; do
+		ct_wait 30 active "$u"
+		want=$(comms "$u" | tr '\n' ' ')
+		[ -n "$want" ]
+		for p in $(procs "$u"); do
+			[ "$(ct cat "/proc/$p/comm" 2>/dev/null)" = resources-report ] &&
+				continue
+			old=$(procs "$u" | tr '\n' ' ')
+			ct kill -KILL "$p" 2>/dev/null || continue
+			ct_wait 30 one_new_instance "$u" "$old" "$want" || {
+				echo "$u after kill -9 of $p: $(comms "$u" | tr '\n' ' ')," \
+				    "wanted $want" >&2
+				return 1
+			}
+		done
+		old=$(procs "$u" | tr '\n' ' ')
+		run -0 ct systemctl kill -s KILL "$u.service"
+		ct_wait 30 one_new_instance "$u" "$old" "$want"
+	done
+}
+
+# runit_down NAME: runit's instance of NAME is down.
+runit_down() {
+	ct sv status "/etc/sv/$1" | grep -q '^down:'
+}
+
+# count_procs PATTERN: how many processes' command lines match PATTERN.
+count_procs() {
+	ct pgrep -c -f "$1" || true
+}
+
+@test "exactly one supervisor: runit defers to the enabled units, and takes over a disabled one" {
+	local u
+	# A runsvdir over /etc/service, where runit-helper enabled the
+	# services (as runit-systemd or an operator would run it).
+	ct sh -c 'setsid runsvdir -P /etc/service </dev/null >/dev/null 2>&1 &'
+	for u in "${HOST_UNITS[@]}" vfsentinel-answer; do
+		ct_wait 30 runit_down "$u"
+		ct_wait 30 ct grep -q 'systemd runs this service; runit keeps it down' \
+		    "/var/log/runit/$u/current"
+	done
+	run -0 count_procs '^vfstore apply'
+	assert_output 1
+	# Switching one service to runit: disable the unit, sv up.
+	run -0 ct systemctl disable --now vfsentinel-resources.service
+	run -0 ct sv up /etc/sv/vfsentinel-resources
+	ct_wait 30 ct sh -c 'sv status /etc/sv/vfsentinel-resources | grep -q "^run:"'
+	# Starting the unit by hand now leaves it inactive: runit runs it.
+	run -0 ct systemctl start vfsentinel-resources.service
+	assert_equal "$(prop vfsentinel-resources ActiveState)" inactive
+	# One resources loop (bash, named after its script, in the service
+	# directory) in the system.
+	# shellcheck disable=SC2016 # the container's shell expands it
+	run -0 ct sh -c 'for p in $(pgrep -x run); do
+	    readlink /proc/$p/cwd; done | grep -c /vfsentinel-resources$'
+	assert_output 1
+	# And back.
+	run -0 ct sv down /etc/sv/vfsentinel-resources
+	ct_wait 30 runit_down vfsentinel-resources
+	run -0 ct systemctl enable --now vfsentinel-resources.service
+	ct_wait 30 active vfsentinel-resources
+}
+
+@test "an upgrade restarts every running unit; no process runs a deleted file" {
+	local u p
+	declare -A main
+	for u in "${RUNNING[@]}"; do
+		ct_wait 30 active "$u"
+		main[$u]=$(prop "$u" MainPID)
+	done
+	run -0 ct env DEBIAN_FRONTEND=noninteractive \
+	    sh -c 'dpkg -i /var/tmp/up/*.deb'
+	# shellcheck disable=SC2016 # a dpkg-query format, not shell
+	run -0 ct dpkg-query -W -f '${Version}' vfsentinel
+	[[ $output == *+* ]]
+	for u in "${RUNNING[@]}"; do
+		ct_wait 30 active "$u"
+		[ "$(prop "$u" MainPID)" != "${main[$u]}" ]
+		for p in $(procs "$u"); do
+			run ct readlink "/proc/$p/exe"
+			refute_output --partial '(deleted)'
+		done
+	done
+}
+
+@test "purge leaves no unit, no process, no textfile; the store and the user stay" {
+	local u
+	ct sh -c 'pkill -x runsvdir; true'
+	run -0 ct dpkg --purge vfsentinel vfsentinel-guest
+	for u in "${HOST_UNITS[@]}" "${GUEST_UNITS[@]}"; do
+		run ct systemctl list-unit-files --no-legend "$u.service"
+		assert_output ""
+		run ct test -e "/etc/sv/$u"
+		assert_failure
+	done
+	ct_wait 10 sh -c '! ct pgrep -f "sentinel-poll|vfstore|resources-report|vsock-answer|kmsg-watch|gpu-probe|runsv"'
+	run ct sh -c "ls $PROM | grep vfsentinel"
+	assert_output ""
+	run -0 ct stat -c '%U:%G %a' "$PROM"
+	assert_output "root:root 755"
+	run ct test -e /run/vfsentinel/events
+	assert_failure
+	run -0 ct test -d /var/lib/vfsentinel/gpu
+	run -0 ct getent passwd vfsentinel
+}
