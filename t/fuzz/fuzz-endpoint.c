@@ -34,6 +34,8 @@ check_dial(const struct endpoint *ep)
 	else if (ep->kind == EP_HVSOCK)
 		snprintf(text, sizeof(text), "hvsock:%s:%u", ep->path,
 		    ep->port);
+	else if (ep->kind == EP_VSERIAL)
+		snprintf(text, sizeof(text), "virtio-serial:%s", ep->path);
 	else
 		snprintf(text, sizeof(text), "unix:%s", ep->path);
 	fuzz_require(endpoint_parse(text, &again) == 0 && same(ep, &again), T,
