@@ -8,7 +8,7 @@
  * Output: one line per step {"card":PF,"step":...,"status":"done|skipped|
  * failed",...}, then {"card":PF,"result":"recovered|failed|busy",...}.
  * --dry-run prints the plan (status "planned") and changes nothing;
- * --status prints every journal as one line.
+ * --status prints every journal (with --card: that card's) as one line.
  *
  * The steps run in the library (recoverrun.h); this file parses the
  * options, prints the engine's lines and log events, and dispatches.
@@ -42,7 +42,7 @@ static const char usage[] =
     "                 [--proc-root DIR] [--lock-timeout S]\n"
     "                 [--log-level LEVEL]\n"
     "                 --card PF [--dry-run] [--wait S] [--force]\n"
-    "       vfrecover [OPTIONS] --status\n"
+    "       vfrecover [OPTIONS] --status [--card PF]\n"
     "\n"
     "Cycles SR-IOV on one card to recover wedged VFs: drains it, waits until\n"
     "no VF is in use, stops what holds the GPU, runs sriov-manage -d and -e,\n"
@@ -54,7 +54,8 @@ static const char usage[] =
     "  --wait S              wait up to S seconds for the VFs to go idle\n"
     "                        (default 0: check once)\n"
     "  --force               cycle even when a systemic failure is suspected\n"
-    "  --status              print the journal of every card, one per line\n"
+    "  --status              print the journal of every card (with --card:\n"
+    "                        of that card), one per line\n"
     "  --proc-root DIR       where /proc is, for the holder checks\n"
     "                        (default /)\n"
     CLI_HELP_HOST_OPTIONS
@@ -97,9 +98,8 @@ static void
 check_args(struct prog *p, int argc, char **argv)
 {
 	cli_no_operands(&p->cli, argc, argv);
-	if (p->status == (p->card[0] != '\0'))
-		cli_usage_error(&p->cli,
-		    "give exactly one of --card or --status");
+	if (!p->status && p->card[0] == '\0')
+		cli_usage_error(&p->cli, "give --card or --status");
 	if (p->proc_root == NULL)
 		p->proc_root = "/";
 }
@@ -277,7 +277,8 @@ status_line(json_t *journal, void *arg)
 	emit(arg, json_incref(journal));
 }
 
-/* --status: every journal, in progress or last, one line each. */
+/* --status: every journal (--card: that card's), in progress or last,
+ * one line each. */
 static int
 show_status(struct prog *p)
 {
@@ -285,7 +286,8 @@ show_status(struct prog *p)
 
 	if (store_init(&s, p->conf.data_dir) < 0)
 		return log_fail(EX_USAGE, "a path is too long", NULL);
-	if (recovery_journals(s.dir, status_line, p) < 0)
+	if (recovery_journals(s.dir, p->card[0] != '\0' ? p->card : NULL,
+	    status_line, p) < 0)
 		return log_fail(EX_IOERR, "cannot list the journals", "{s:s}",
 		    "error", strerror(errno));
 	return 0;

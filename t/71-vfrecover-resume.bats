@@ -242,6 +242,24 @@ last
 3"
 }
 
+@test "vfrecover --status --card PF prints that card's journals only, an unreadable one too" {
+	PF2=0000:e4:00.0
+	mk_sriov_card $PF2 0000:e4:00.4
+	run -0 rec --card $PF
+	run -0 rec --card $PF2
+	mkfifo "$DATA/gpu/recovery/$PF2.json"
+	run -0 vfrecover --status
+	assert_equal "${#lines[@]}" 3
+	run -0 vfrecover --status --card $PF
+	assert_equal "$(jq -r '.card, .state' <<<"$output")" "$PF
+last"
+	run -0 vfrecover --status --card $PF2
+	assert_equal "$(jq -r '.card // .file, .state' <<<"$output" | xargs)" \
+	    "$DATA/gpu/recovery/$PF2.json unreadable $PF2 last"
+	run -0 vfrecover --status --card 0000:e5:00.0
+	assert_output ''
+}
+
 @test "vfrecover: a failed audit write stops the run like SIGTERM (restore runs) and exits 74" {
 	# The 4th audit line is quiesce's (preflight, drain, idle, quiesce).
 	# env: the preload reaches vfrecover only, not bats' own helpers of
@@ -262,7 +280,7 @@ restore $PF"
 @test "vfrecover: usage errors exit 64, a bad address 65, a missing state directory 69" {
 	run -64 --separate-stderr vfrecover
 	assert_output ''
-	run -64 --separate-stderr vfrecover --card $PF --status
+	run -64 --separate-stderr vfrecover --dry-run
 	run -65 --separate-stderr vfrecover --card e3:00
 	run -0 --separate-stderr vfrecover --version
 	assert_output 'vfrecover (vfsentinel) 0.1.0'

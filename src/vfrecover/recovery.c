@@ -328,9 +328,23 @@ journal_file(const char *dir, const char *name,
 	json_decref(j);
 }
 
+/* true if NAME is CARD's journal, PF.json or PF.last.json (any: NULL). */
+static bool
+journal_of(const char *name, const char *card)
+{
+	size_t len;
+
+	if (card == NULL)
+		return true;
+	len = strlen(card);
+	return strncmp(name, card, len) == 0 &&
+	    (strcmp(name + len, ".json") == 0 ||
+	    strcmp(name + len, ".last.json") == 0);
+}
+
 int
-recovery_journals(const char *gpu_dir, void (*fn)(json_t *, void *),
-    void *arg)
+recovery_journals(const char *gpu_dir, const char *card,
+    void (*fn)(json_t *, void *), void *arg)
 {
 	struct dirent **names = NULL;
 	char dir[PATH_MAX];
@@ -341,7 +355,8 @@ recovery_journals(const char *gpu_dir, void (*fn)(json_t *, void *),
 	if ((n = scandir(dir, &names, NULL, alphasort)) < 0)
 		return errno == ENOENT ? 0 : -1;
 	for (i = 0; i < n; i++) {
-		journal_file(dir, names[i]->d_name, fn, arg);
+		if (journal_of(names[i]->d_name, card))
+			journal_file(dir, names[i]->d_name, fn, arg);
 		free(names[i]);
 	}
 	free(names);

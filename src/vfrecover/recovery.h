@@ -101,10 +101,11 @@ json_t *recovery_plan_fields(enum recovery_step step, const struct conf *c,
 /*
  * Calls fn on each journal in GPU_DIR/recovery (PF.json, PF.last.json),
  * by name, with "state" set to "in_progress" or "last" (borrowed for the
- * call). A file that does not load is skipped. 0 (none, or no directory)
- * or -1/errno.
+ * call); CARD non-NULL: that card's files only, chosen by their name so
+ * that an unreadable one is shown too. A file that does not load is
+ * skipped. 0 (none, or no directory) or -1/errno.
  */
-int recovery_journals(const char *gpu_dir,
+int recovery_journals(const char *gpu_dir, const char *card,
     void (*fn)(json_t *journal, void *arg), void *arg);
 
 /* The journal's "vfs" or "wedged" list into l (appended). 0 or -1. */
