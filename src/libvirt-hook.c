@@ -34,6 +34,8 @@
 #include "cli.h"
 #include "log.h"
 #include "libvirt-hook/libvirt-hook.h"
+#include "healthfile.h"
+#include "claims.h"
 
 #define PROG "libvirt-hook"
 

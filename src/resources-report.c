@@ -44,6 +44,8 @@
 #include "sysfs.h"
 #include "timefmt.h"
 #include "resources-report/resources-report.h"
+#include "healthfile.h"
+#include "claims.h"
 
 #define PROG "resources-report"
 

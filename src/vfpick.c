@@ -27,8 +27,10 @@
 #include <sys/random.h>
 #include <jansson.h>
 
+#include "claims.h"
 #include "cli.h"
 #include "endpoint.h"
+#include "healthfile.h"
 #include "io.h"
 #include "jsonl.h"
 #include "log.h"

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "claims.h"
 #include "jsondoc.h"
 #include "obuf.h"
 #include "store.h"

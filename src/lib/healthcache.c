@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "healthcache.h"
+#include "healthfile.h"
 #include "io.h"
 
 /* Fixed width, so that the next save can overwrite it in place. */

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "healthfile.h"
 #include "store.h"
 
 #define HEALTHSEAL_FILE "vf-health.json.seal"

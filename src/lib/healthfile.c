@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "healthcache.h"
+#include "healthfile.h"
 #include "jsondoc.h"
 #include "jsongo.h"
 #include "obuf.h"

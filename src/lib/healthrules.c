@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "healthfile.h"
 #include "healthrules.h"
 #include "store.h"
 #include "timefmt.h"

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "healthfile.h"
 #include "store.h"
 
 enum health_outcome {

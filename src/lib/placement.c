@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "claims.h"
 #include "conf.h"
+#include "healthfile.h"
 #include "placement.h"
 
 /* True if the union of offered profiles holds name under id. */

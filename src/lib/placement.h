@@ -18,7 +18,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "claims.h"
 #include "drain.h"
+#include "healthfile.h"
 #include "store.h"
 #include "sysfs.h"
 

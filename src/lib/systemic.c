@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "healthfile.h"
 #include "systemic.h"
 
 struct systemic_rule

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "conf.h"
+#include "healthfile.h"
 #include "placement.h"
 
 /* The recovery.systemic_* keys (SPEC.md 2.4, 4.6). */

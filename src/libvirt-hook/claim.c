@@ -19,6 +19,7 @@
 #include "timefmt.h"
 #include "vfio.h"
 #include "libvirt-hook.h"
+#include "claims.h"
 
 int
 claim_save(struct hook *h, const char *what)

@@ -13,7 +13,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "claims.h"
 #include "cli.h"
+#include "healthfile.h"
 #include "placement.h"
 #include "store.h"
 #include "sysfs.h"

@@ -15,6 +15,8 @@
 
 #include "log.h"
 #include "libvirt-hook.h"
+#include "healthfile.h"
+#include "claims.h"
 
 enum phase {
 	PHASE_OTHER,

@@ -11,8 +11,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "claims.h"
 #include "cli.h"
 #include "drain.h"
+#include "healthfile.h"
 #include "placement.h"
 #include "prom.h"
 #include "store.h"

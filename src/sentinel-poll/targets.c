@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "claims.h"
 #include "jsonl.h"
 #include "store.h"
 #include "targets.h"

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "claims.h"
 #include "store.h"
 
 struct target {

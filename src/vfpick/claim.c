@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "claims.h"
+#include "healthfile.h"
 #include "log.h"
 #include "timefmt.h"
 #include "vfio.h"

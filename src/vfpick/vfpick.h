@@ -8,8 +8,10 @@
 
 #include <stdbool.h>
 
+#include "claims.h"
 #include "cli.h"
 #include "drain.h"
+#include "healthfile.h"
 #include "placement.h"
 #include "store.h"
 #include "sysfs.h"

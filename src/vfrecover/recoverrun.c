@@ -14,7 +14,9 @@
 
 #include <jansson.h>
 
+#include "claims.h"
 #include "drain.h"
+#include "healthfile.h"
 #include "healthrules.h"
 #include "io.h"
 #include "lock.h"

@@ -22,7 +22,9 @@
 
 #include <jansson.h>
 
+#include "claims.h"
 #include "conf.h"
+#include "healthfile.h"
 #include "store.h"
 #include "sysfs.h"
 #include "systemic.h"

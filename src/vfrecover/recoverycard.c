@@ -17,7 +17,9 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "claims.h"
 #include "drain.h"
+#include "healthfile.h"
 #include "healthrules.h"
 #include "holders.h"
 #include "io.h"

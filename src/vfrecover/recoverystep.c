@@ -9,6 +9,8 @@
 #include <jansson.h>
 
 #include "auditlog.h"
+#include "claims.h"
+#include "healthfile.h"
 #include "recoverystep.h"
 #include "runcmd.h"
 

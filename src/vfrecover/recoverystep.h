@@ -13,6 +13,8 @@
 
 #include <jansson.h>
 
+#include "claims.h"
+#include "healthfile.h"
 #include "healthrules.h"
 #include "recoverrun.h"
 #include "recovery.h"

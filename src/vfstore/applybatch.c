@@ -14,6 +14,7 @@
 #include "store.h"
 #include "auditfields.h"
 #include "timefmt.h"
+#include "healthfile.h"
 
 #define YOUNG_MS 100		/* a file changed this recently is re-read */
 

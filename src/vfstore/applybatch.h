@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "applyengine.h"
+#include "healthfile.h"
 #include "healthrules.h"
 #include "jsonl.h"
 

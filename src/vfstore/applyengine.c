@@ -23,6 +23,7 @@
 #include "store.h"
 #include "vfaddr.h"
 #include "wait.h"
+#include "healthfile.h"
 
 static const char *const check_name[APPLY_CHECK_N] = {
 	"ok", "failed", "unknown", "rpc_error", "unsupported_agent",

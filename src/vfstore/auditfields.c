@@ -7,6 +7,7 @@
 #include "auditlog.h"
 #include "auditfields.h"
 #include "utf8.h"
+#include "healthfile.h"
 
 /* Appends the failures of vf's record (if any) to arr; 0 or -1. */
 static int

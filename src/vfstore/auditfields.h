@@ -30,6 +30,7 @@
 
 #include <jansson.h>
 
+#include "healthfile.h"
 #include "healthrules.h"
 #include "store.h"
 #include "sysfs.h"

@@ -8,6 +8,7 @@
 #include "reconcileengine.h"
 #include "auditfields.h"
 #include "vfio.h"
+#include "claims.h"
 
 /*
  * Writes 0 to vf's current_vgpu_type unless a process holds its VFIO

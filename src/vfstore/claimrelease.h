@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 
+#include "claims.h"
 #include "store.h"
 
 enum claimop_status {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "claimrelease.h"
+#include "claims.h"
 #include "log.h"
 #include "store.h"
 #include "sysfs.h"

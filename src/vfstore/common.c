@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "auditlog.h"
+#include "claims.h"
 #include "cli.h"
+#include "healthfile.h"
 #include "jsonl.h"
 #include "log.h"
 #include "store.h"

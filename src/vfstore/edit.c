@@ -16,6 +16,7 @@
 #include "editengine.h"
 #include "sysfs.h"
 #include "quarantine.h"
+#include "healthfile.h"
 
 #include "vfstore.h"
 

@@ -18,6 +18,8 @@
 
 #include "io.h"
 #include "editengine.h"
+#include "healthfile.h"
+#include "claims.h"
 
 /* The loader's limit on a file's size; larger is refused. */
 #define EDIT_FILE_MAX (64u << 20)

@@ -25,6 +25,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "claims.h"
+#include "healthfile.h"
 #include "store.h"
 
 enum storeedit_kind {

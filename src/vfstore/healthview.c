@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "healthfile.h"
 #include "healthview.h"
 #include "obuf.h"
 

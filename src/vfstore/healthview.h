@@ -11,6 +11,7 @@
 
 #include "atomic.h"
 #include "healthcache.h"
+#include "healthfile.h"
 #include "store.h"
 
 /*

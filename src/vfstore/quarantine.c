@@ -8,6 +8,7 @@
 #include "healthrules.h"
 #include "auditfields.h"
 #include "quarantine.h"
+#include "healthfile.h"
 
 /* True when the command changes nothing for vf: quarantining a VF that
  * is quarantined (by an operator or by its failures), clearing one

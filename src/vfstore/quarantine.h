@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "healthfile.h"
 #include "store.h"
 #include "sysfs.h"
 

@@ -18,6 +18,7 @@
 #include "auditfields.h"
 #include "sysfs.h"
 #include "timefmt.h"
+#include "claims.h"
 
 /* The tables one decision needs, read once per phase. */
 struct tables {

@@ -12,6 +12,8 @@
 #include "log.h"
 #include "store.h"
 #include "auditfields.h"
+#include "healthfile.h"
+#include "claims.h"
 
 #include "vfstore.h"
 

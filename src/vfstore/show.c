@@ -13,6 +13,7 @@
 
 #include "auditlog.h"
 #include "drain.h"
+#include "healthfile.h"
 #include "jsonl.h"
 #include "log.h"
 

@@ -16,8 +16,10 @@
 
 #include <jansson.h>
 
+#include "claims.h"
 #include "cli.h"
 #include "conf.h"
+#include "healthfile.h"
 #include "healthrules.h"
 #include "healthview.h"
 #include "store.h"

@@ -7,6 +7,7 @@
  *   the same bytes.
  * A rejected input must come with a reason.
  */
+#include "claims.h"
 #include "fuzz.h"
 #include "store.h"
 

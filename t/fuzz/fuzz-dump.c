@@ -11,7 +11,9 @@
  */
 #include <errno.h>
 
+#include "claims.h"
 #include "fuzz.h"
+#include "healthfile.h"
 #include "store.h"
 #include "utf8.h"
 

@@ -15,6 +15,7 @@
 #include "fuzz.h"
 #include "vfstore/healthview.h"
 #include "store.h"
+#include "healthfile.h"
 
 #define T "health"
 

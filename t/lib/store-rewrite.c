@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "claims.h"
+#include "healthfile.h"
 #include "io.h"
 #include "store.h"
 

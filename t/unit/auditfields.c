@@ -16,6 +16,7 @@
 #include "log.h"
 #include "vfstore/auditfields.h"
 #include "tap.h"
+#include "healthfile.h"
 
 static char dir[PATH_MAX];
 

@@ -18,6 +18,7 @@
 #include "io.h"
 #include "store.h"
 #include "tap.h"
+#include "healthfile.h"
 
 static const char *const pool[] = {
 	"0000:40:00.1", "0000:40:00.2", "0000:40:01.0", "0000:41:00.1",

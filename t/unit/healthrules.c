@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "healthfile.h"
 #include "healthrules.h"
 #include "store.h"
 #include "tap.h"

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "claims.h"
+#include "healthfile.h"
 #include "healthrules.h"
 #include "placement.h"
 #include "systemic.h"

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "claims.h"
+#include "healthfile.h"
 #include "store.h"
 #include "tap.h"
 

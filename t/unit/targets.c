@@ -13,6 +13,7 @@
 #include "store.h"
 #include "sentinel-poll/targets.h"
 #include "tap.h"
+#include "claims.h"
 
 static int
 parse(struct targets *ts, const char *line, const char **why)

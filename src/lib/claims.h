@@ -1,0 +1,58 @@
+/*
+ * claims.h - the claims ledger, vf-claims.json under DATA_DIR/gpu
+ * (SPEC.md 4.1): which instance holds which VF. Loaded strictly through
+ * store.h, saved atomically. Ownership: a struct claims owns every string
+ * in it; free it with claims_release(). Nothing here prints.
+ */
+#ifndef VFS_CLAIMS_H
+#define VFS_CLAIMS_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+#include "atomic.h"
+#include "store.h"
+#include "vfaddr.h"
+
+struct claim {
+	char vf[VF_ADDR_LEN + 1];
+	char *instance_id;		/* owned; required */
+	char *claimed_at;		/* owned; required */
+	char *profile;			/* owned; NULL when absent */
+	char *type_id;			/* owned; NULL when absent */
+	char *vsock;			/* owned; NULL when absent */
+	char *control_socket;		/* owned; NULL when absent */
+	char *app_log;			/* owned; NULL when absent */
+};
+
+struct claims {
+	struct claim *v;		/* owned */
+	size_t n;
+	size_t cap;
+};
+
+/* Loads vf-claims.json; missing = empty. -1 with s->why when unavailable
+ * (bad JSON, version, invalid VF, duplicate VF or instance, ...). */
+int claims_load(struct store *s, struct claims *c);
+int claims_parse(const char *text, size_t len, struct claims *c,
+    char *why, size_t whylen);
+int claims_save(struct store *s, const struct claims *c,
+    struct atomic_result *res);
+char *claims_dump(const struct claims *c, size_t *len);
+
+/* Borrowed pointers into c, or NULL. */
+struct claim *claims_find_vf(const struct claims *c, const char *vf);
+struct claim *claims_find_instance(const struct claims *c, const char *id);
+
+/* Inserts a deep copy of cl in VF order. 0 or -1/ENOMEM. */
+int claims_add(struct claims *c, const struct claim *cl);
+
+/* Removes the claim of instance id; 1 if removed, 0 if none. */
+int claims_remove_instance(struct claims *c, const char *id);
+
+/* The claim as a JSON object (ledger field order). New ref. */
+json_t *claim_json(const struct claim *cl);
+
+void claims_release(struct claims *c);
+
+#endif
