@@ -1,8 +1,9 @@
 /*
  * poller.c - the scan loop of sentinel-poll (poller.h): the targets and
  * their VMM liveness gate, the guest checks (vsock) and console-log
- * passes (log; the endpoint first, SPEC 6.2), the confirmation of failed/ok verdicts, the wait for the
- * vendor-VFIO framework and the metrics textfile.
+ * passes (log; the endpoint first, SPEC 6.2), the confirmation of
+ * failed/ok verdicts, the wait for the vendor-VFIO framework and the
+ * metrics textfile.
  */
 #include <errno.h>
 #include <poll.h>

@@ -2,8 +2,9 @@
  * poller.h - the engine of sentinel-poll (SPEC.md 4.4): scan after scan,
  * list the targets (targets.h), keep those with a transport and a live
  * VMM (vmm.h), ask each guest for its GPU init state (checkpool.h, or
- * its console log, logtail.h, or both: SPEC 6.2), confirm the assignment of each failed/ok
- * verdict (confirm.h) and hand one check line per target to the caller.
+ * its console log, logtail.h, or both: SPEC 6.2), confirm the
+ * assignment of each failed/ok verdict (confirm.h) and hand one check
+ * line per target to the caller.
  * While no VF has the vendor-VFIO framework it lists nothing and
  * re-checks sysfs every recheck seconds; scans start when VFs appear.
  * After each scan or re-check the metrics textfile (pollstat.h) is
