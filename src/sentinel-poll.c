@@ -154,9 +154,14 @@ log_target(const struct poller_event *ev)
 		    "poll", "{s:s, s:s, s:s}", "action", ev->action, "vf",
 		    t->vf, "instance_id", t->instance_id);
 	else if (ev->kind == POLLER_EV_RPC_ERROR)
-		log_msg(LVL_DEBUG, "cannot query the guest agent",
-		    "{s:s, s:s}", "instance_id", t->instance_id, "error",
-		    ev->why);
+		log_msg(ev->repeat ? LVL_DEBUG : LVL_WARN,
+		    "cannot check target", "{s:s, s:s, s:s, s:s}", "vf",
+		    t->vf, "instance_id", t->instance_id, "endpoint",
+		    t->vsock, "error", ev->why);
+	else if (ev->kind == POLLER_EV_VMM_BACK)
+		log_msg(LVL_INFO, "VMM alive; polling target",
+		    "{s:s, s:s, s:s}", "vf", t->vf, "instance_id",
+		    t->instance_id, "control_socket", t->control_socket);
 	else
 		log_msg(LVL_DEBUG, ev->kind == POLLER_EV_NO_CONTROL ?
 		    "skipping target without a control socket" :

@@ -366,3 +366,40 @@ rpc_error 0000:e3:00.7 i-4"
 	[ "$(grep -c '"check":"unknown"' <<<"$output")" -eq 40 ]
 	[[ $stderr == *'concurrency lowered to fit the open files limit'*'"limit":16'* ]]
 }
+
+# check_warns: the warn lines of $T/err about a target that cannot be
+# checked, as "instance endpoint error", one a line.
+check_warns() {
+	jq -r 'select(.level == "warn" and .msg == "cannot check target") |
+	    "\(.instance_id) \(.endpoint) \(.error)"' "$T/err"
+}
+
+# rpc_errors: how many rpc_error lines $T/out holds.
+rpc_errors() {
+	grep -c '"rpc_error"' "$T/out" || true
+}
+
+# rpc_errors_ge N: 0 once $T/out holds N rpc_error lines or more.
+rpc_errors_ge() {
+	[ "$(rpc_errors)" -ge "$1" ]
+}
+
+@test "sentinel-poll: why a target cannot be checked is warned once per reason; a VMM back is told" {
+	target 0000:e3:00.4 i-1 "$TS1" "unix:$G/none" "$G/vm.ctl" >"$TARGETS"
+	sentinel-poll --sysfs-root "$SYSFS" --targets "$TARGETS" --interval 1 \
+	    --log-level info >"$T/out" 2>"$T/err" 3>&- &
+	bg_track $!
+	wait_for grep -q 'skipping target: VMM not alive' "$T/err"
+	ctl_listen "$G/vm.ctl"
+	wait_for grep -q '"msg":"VMM alive; polling target"' "$T/err"
+	# No such socket, three scans in a row: one warning.
+	wait_for rpc_errors_ge 3
+	assert_equal "$(check_warns)" "i-1 unix:$G/none connect: No such file or directory"
+	# A socket nobody listens on: a new reason, warned once more.
+	python3 -c 'import socket, sys
+socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$G/none"
+	n=$(rpc_errors)
+	wait_for rpc_errors_ge $((n + 3))
+	assert_equal "$(check_warns)" "i-1 unix:$G/none connect: No such file or directory
+i-1 unix:$G/none connect: Connection refused"
+}

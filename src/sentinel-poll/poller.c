@@ -26,6 +26,7 @@
 
 #define REQUEST "{\"method\":\"GetGPUInitStatus\"}\n"
 #define CONFIRM_EVERY_MS 250		/* batch the re-reads of the targets */
+#define FAIL_LOG_MS (5 * 60 * 1000)	/* a check failure's warn, per target */
 
 struct poller {
 	const struct poller_conf *conf;	/* borrowed */
@@ -36,6 +37,8 @@ struct poller {
 	struct logtails tails;		/* the log source */
 	struct stop stop;		/* why the loop ends (wait.h) */
 	struct target_marks skipped;	/* VMM not alive, told about */
+	struct target_marks failing;	/* checks failed: why, when told */
+	long long failing_swept;	/* when failing was last swept */
 	bool table_warned;		/* PROC/net/unix unreadable, told */
 	bool waiting;			/* no framework, told */
 	bool metrics_warned;		/* the last metrics write failed */
@@ -113,8 +116,12 @@ vmm_alive(struct poller *p, const struct vmm_listeners *l,
 	}
 	st = vmm_liveness(l, cs, &why);
 	err = errno;
-	if (st == VMM_ALIVE)
+	if (st == VMM_ALIVE) {
+		if (target_marks_has(&p->skipped, t))
+			tell(p, &(struct poller_event){
+			    .kind = POLLER_EV_VMM_BACK, .t = t });
 		return true;
+	}
 	if ((first = target_marks_set(&p->skipped, t)) == -1)
 		out_of_memory(p);
 	tell(p, &(struct poller_event){ .kind = POLLER_EV_VMM_DOWN, .t = t,
@@ -216,6 +223,40 @@ emit_check(struct poller *p, const struct target *t,
 	emit(p, o);
 }
 
+/*
+ * A check of t could not be made, for why: told as new (not repeat) the
+ * first time, when why changes, and once every FAIL_LOG_MS while it
+ * keeps failing the same way. The marks of targets that did not fail
+ * for FAIL_LOG_MS are forgotten.
+ */
+static void
+check_failed(struct poller *p, const struct target *t, const char *why)
+{
+	long long now = io_now_ms();
+	struct target_mark *m;
+	bool same;
+
+	if (now - p->failing_swept >= FAIL_LOG_MS) {
+		target_marks_sweep(&p->failing);
+		p->failing_swept = now;
+	}
+	if ((m = target_marks_get(&p->failing, t)) == NULL) {
+		out_of_memory(p);
+		return;
+	}
+	why = why != NULL ? why : "";
+	same = m->why != NULL && strcmp(m->why, why) == 0 &&
+	    now - m->at < FAIL_LOG_MS;
+	if (!same) {
+		free(m->why);
+		if ((m->why = strdup(why)) == NULL)
+			out_of_memory(p);
+		m->at = now;
+	}
+	tell(p, &(struct poller_event){ .kind = POLLER_EV_RPC_ERROR,
+	    .t = t, .why = why, .repeat = same });
+}
+
 /* A failed or ok verdict waits for the next confirmation batch; the
  * others are written at once. */
 static void
@@ -223,8 +264,7 @@ record(struct poller *p, const struct target *t,
     enum checkpool_verdict v, const char *detail)
 {
 	if (v == CP_RPC_ERROR)
-		tell(p, &(struct poller_event){ .kind = POLLER_EV_RPC_ERROR,
-		    .t = t, .why = detail });
+		check_failed(p, t, detail);
 	if (v != CP_FAILED && v != CP_OK)
 		emit_check(p, t, v, detail);
 	else if (confirm_add(&p->pend, t, v, detail) == -1)
@@ -569,6 +609,7 @@ poller_free(struct poller *p)
 	checkpool_release(&p->pool);
 	confirm_release(&p->pend);
 	target_marks_release(&p->skipped);
+	target_marks_release(&p->failing);
 	logtails_release(&p->tails);
 	targets_release(&p->stdin_targets);
 	free(p);

@@ -35,7 +35,9 @@ enum poller_event_kind {
 	POLLER_EV_BAD_LINE,	/* lineno, why (NULL: over-long): skipped */
 	POLLER_EV_LIST_FAILED,	/* why: a scan cannot list its targets */
 	POLLER_EV_STDIN,	/* why: --targets - could not be read */
-	POLLER_EV_RPC_ERROR,	/* t, why: the guest agent did not answer */
+	POLLER_EV_RPC_ERROR,	/* t, why: the guest agent did not answer;
+				 * repeat: the same why within 5 minutes */
+	POLLER_EV_VMM_BACK,	/* t: VMM alive again after a skip: polled */
 	POLLER_EV_UNCONFIRMED,	/* t, action, why: re-read failed, dropped */
 	POLLER_EV_CHANGED,	/* t, action: assignment changed, dropped */
 	POLLER_EV_LOG_OPEN,	/* path, err: a console log cannot be opened */

@@ -303,31 +303,74 @@ targets_list(const struct targets_source *src, struct targets *ts,
 
 /* --- marks -------------------------------------------------------------- */
 
-int
-target_marks_set(struct target_marks *m, const struct target *t)
+/* The key of t's assignment (to free), NULL/ENOMEM. */
+static char *
+mark_key(const struct target *t)
+{
+	char *key;
+
+	if (asprintf(&key, "%s\n%s\n%s", t->instance_id, t->vf,
+	    t->claimed_at) == -1)
+		return NULL;
+	return key;
+}
+
+/* The index of key in m, or m->n. */
+static size_t
+mark_find(const struct target_marks *m, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		if (strcmp(m->v[i].key, key) == 0)
+			break;
+	return i;
+}
+
+struct target_mark *
+target_marks_get(struct target_marks *m, const struct target *t)
 {
 	struct target_mark *v;
 	char *key;
 	size_t i;
 
-	if (asprintf(&key, "%s\n%s\n%s", t->instance_id, t->vf,
-	    t->claimed_at) == -1)
-		return -1;
-	for (i = 0; i < m->n; i++) {
-		if (strcmp(m->v[i].key, key) == 0) {
-			m->v[i].seen = true;
-			free(key);
-			return 0;
-		}
+	if ((key = mark_key(t)) == NULL)
+		return NULL;
+	if ((i = mark_find(m, key)) < m->n) {
+		free(key);
+		m->v[i].seen = true;
+		return &m->v[i];
 	}
 	if ((v = reallocarray(m->v, m->n + 1, sizeof(*v))) == NULL) {
 		free(key);
-		return -1;
+		return NULL;
 	}
 	m->v = v;
-	m->v[m->n].key = key;
-	m->v[m->n++].seen = true;
-	return 1;
+	m->v[m->n] = (struct target_mark){ .key = key, .seen = true };
+	return &m->v[m->n++];
+}
+
+int
+target_marks_set(struct target_marks *m, const struct target *t)
+{
+	size_t n = m->n;
+
+	if (target_marks_get(m, t) == NULL)
+		return -1;
+	return m->n > n ? 1 : 0;
+}
+
+bool
+target_marks_has(const struct target_marks *m, const struct target *t)
+{
+	char *key;
+	bool has;
+
+	if ((key = mark_key(t)) == NULL)
+		return false;
+	has = mark_find(m, key) < m->n;
+	free(key);
+	return has;
 }
 
 void
@@ -341,6 +384,7 @@ target_marks_sweep(struct target_marks *m)
 			continue;
 		}
 		free(m->v[i].key);
+		free(m->v[i].why);
 		m->v[i] = m->v[--m->n];
 	}
 }
@@ -350,8 +394,10 @@ target_marks_release(struct target_marks *m)
 {
 	size_t i;
 
-	for (i = 0; i < m->n; i++)
+	for (i = 0; i < m->n; i++) {
 		free(m->v[i].key);
+		free(m->v[i].why);
+	}
 	free(m->v);
 	m->v = NULL;
 	m->n = 0;

@@ -119,6 +119,8 @@ int targets_list(const struct targets_source *src, struct targets *ts,
 struct target_mark {
 	char *key;			/* owned */
 	bool seen;			/* marked since the last sweep */
+	char *why;			/* owned: the caller's, NULL at first */
+	long long at;			/* the caller's, 0 at first */
 };
 
 struct target_marks {
@@ -128,6 +130,14 @@ struct target_marks {
 
 /* Marks t's assignment: 1 if new to the set, 0 if in it, -1/ENOMEM. */
 int target_marks_set(struct target_marks *m, const struct target *t);
+
+/* Marks t's assignment and returns its mark (new: why NULL, at 0),
+ * owned by m until the next sweep; NULL/ENOMEM. */
+struct target_mark *target_marks_get(struct target_marks *m,
+    const struct target *t);
+
+/* true if t's assignment is in m; marks nothing. */
+bool target_marks_has(const struct target_marks *m, const struct target *t);
 
 /* Forgets the assignments not marked since the last sweep. */
 void target_marks_sweep(struct target_marks *m);
