@@ -525,3 +525,37 @@ unblock() {
 	assert_equal "$(field i-1 released)" true
 	assert_equal "$(claimed)" ''
 }
+
+@test "reconcile, release: a VMM in a chroot holding its VF's VFIO node is found by the device numbers" {
+	need_tool busybox
+	local jail=$T/jail pid
+	mkdir -p "$jail/dev/vfio" "$jail/bin"
+	cp "$(command -v busybox)" "$jail/bin/busybox"
+	# The fake group's node has /dev/full's numbers (a driver must
+	# answer the open), and the fake sysfs names them for group 87.
+	mknod "$jail/dev/vfio/87" c 1 7
+	vfio_group $VF4 87
+	mkdir -p "$SYSFS/sys/class/vfio/87"
+	echo 1:7 >"$SYSFS/sys/class/vfio/87/dev"
+	ledger "$(target $VF4 i-1 "$OLD" "" "$G/gone.qmp")"
+	dirty $VF4
+	chroot "$jail" /bin/busybox sh -c \
+	    'exec 9</dev/vfio/87; exec /bin/busybox sleep 600' &
+	pid=$!
+	PIDS="$PIDS $pid"
+	wait_for test -e "/proc/$pid/fd/9"
+	# The kernel shows the path from the reader's root, not /dev/vfio/87.
+	assert_equal "$(readlink "/proc/$pid/fd/9")" "$jail/dev/vfio/87"
+	run -1 --separate-stderr vs release --instance i-1 --deconfigure \
+	    --proc-root /
+	assert_equal "$(vgpu_type $VF4)" 1160
+	run -0 --separate-stderr vs reconcile --proc-root /
+	assert_equal "$(field i-1 liveness) $(field i-1 released)" 'alive false'
+	assert_equal "$(claimed)" 'i-1'
+	# The chrooted VMM goes: the claim is released.
+	kill "$pid"
+	wait_for test ! -e "/proc/$pid/fd/9"
+	run -0 --separate-stderr vs reconcile --proc-root /
+	assert_equal "$(field i-1 released)" true
+	assert_equal "$(claimed)" ''
+}

@@ -10,6 +10,7 @@
 #define VFS_PROCFD_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* What a procfd_fn returns for a link (or -1 to stop the walk). */
 enum {
@@ -33,5 +34,20 @@ typedef int procfd_fn(void *arg, int proc_fd, const char *pid,
  */
 int procfd_walk(const char *proc_root, const char *prefix, procfd_fn *fn,
     void *arg, size_t *links);
+
+/*
+ * As procfd_fn, with rdev: the device numbers of the open file when it
+ * is a character device (stat(2) of the fd link, which reaches the file
+ * wherever its path, e.g. in a chroot), else 0.
+ */
+typedef int procfd_chr_fn(void *arg, int proc_fd, const char *pid,
+    const char *target, dev_t rdev);
+
+/*
+ * As procfd_walk, but fn is also called for every link (prefix or not)
+ * whose open file is a character device, with its numbers.
+ */
+int procfd_walk_chr(const char *proc_root, const char *prefix,
+    procfd_chr_fn *fn, void *arg, size_t *links);
 
 #endif

@@ -6,9 +6,15 @@
  * A VF's device is its IOMMU group, /dev/vfio/GROUP (GROUP: the basename
  * of the VF's iommu_group link), or its iommufd cdev,
  * /dev/vfio/devices/vfioN (N listed in the VF's vfio-dev/). A holder has
- * a link under PROC/PID/fd/ pointing at one of them. One scan of every
- * PROC/PID/fd link collects the /dev/vfio/ paths held and answers for
- * all VFs:
+ * a link under PROC/PID/fd/ whose open file is one of them. It is
+ * matched by the device numbers (stat(2) of the fd link, which reaches
+ * the file wherever its path: a VMM in a chroot shows
+ * /JAIL/dev/vfio/N) against those sysfs gives: the group's
+ * SYSFS/sys/class/vfio/GROUP/dev, the cdev's vfio-dev/vfioN/dev
+ * ("MAJ:MIN"). A link whose target cannot be stat'ed (a fake /proc
+ * tree) is matched by its path under /dev/vfio/. One scan of every
+ * PROC/PID/fd link collects the character devices and /dev/vfio/ paths
+ * held and answers for all VFs:
  *
  *	struct vfio_scan held;
  *	if (vfio_scan_load(&held, proc_root) == 0) {
@@ -21,14 +27,16 @@
 #define VFS_VFIO_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
-/* One /dev/vfio/ path some process holds open. */
+/* One character device or /dev/vfio/ path some process holds open. */
 struct vfio_open {
 	char *dev;			/* owned: "/dev/vfio/42", ... */
+	dev_t rdev;			/* its numbers; 0: not stat'ed */
 	long pid;			/* one holder (the first seen) */
 };
 
-/* The /dev/vfio/ paths held open on the host, each once, sorted. */
+/* The devices held open on the host, each once, sorted by path. */
 struct vfio_scan {
 	struct vfio_open *v;		/* owned */
 	size_t n;
@@ -38,7 +46,8 @@ struct vfio_scan {
 
 /*
  * Reads every PROC_ROOT/proc/PID/fd link once into s (s needs no
- * initialisation) and keeps those under /dev/vfio/. A process or an fd
+ * initialisation) and keeps the character devices and the links under
+ * /dev/vfio/. A process or an fd
  * that vanishes or cannot be read meanwhile counts as holding nothing (a
  * process that exits holds nothing). 0, or -1 with errno and s empty
  * when PROC_ROOT/proc cannot be listed (a caller that must not act

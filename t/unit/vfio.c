@@ -109,18 +109,38 @@ test_scan(void)
 	    vfio_scan_holder(&s, root, OTHER) == 0,
 	    "the one scan answers for every VF");
 	ok(s.links == 4, "each fd link was read once (%zu)", s.links);
-	ok(s.n == 3, "only the /dev/vfio/ paths are kept (%zu)", s.n);
+	ok(s.n == 4, "only the /dev/vfio/ paths and /dev/null, a character "
+	    "device, are kept (%zu)", s.n);
 	vfio_scan_release(&s);
 	make("proc/90/fd", NULL);
 	make("proc/90/fd/1", "/dev/vfio/42");
 	make("proc/notapid", NULL);
-	ok(vfio_scan_load(&s, root) == 0 && s.n == 3,
+	ok(vfio_scan_load(&s, root) == 0 && s.n == 4,
 	    "a path two processes hold is kept once");
 	vfio_scan_release(&s);
 	ok(vfio_scan_load(&s, "/nonexistent-proc-root") == -1 && s.n == 0,
 	    "an unreadable /proc is an error, not an empty scan");
 	ok(vfio_holder(root, "/nonexistent-proc-root", VF4) == -1,
 	    "vfio_holder says so too");
+}
+
+/* A holder by the device numbers sysfs gives (a chroot's path): the fake
+ * link points at /dev/full, whose numbers the group's dev file names. */
+static void
+test_rdev(void)
+{
+	char cmd[PATH_MAX + 64];
+
+	make("sys/class/vfio/44", NULL);
+	snprintf(cmd, sizeof(cmd), "echo 1:7 >'%s/sys/class/vfio/44/dev'",
+	    root);
+	if (system(cmd) != 0)
+		abort();
+	ok(vfio_holder(root, root, OTHER) == 0, "nobody holds /dev/full");
+	make("proc/500/fd", NULL);
+	make("proc/500/fd/3", "/dev/full");
+	ok(vfio_holder(root, root, OTHER) == 500,
+	    "the holder of the group's device numbers is found, any path");
 }
 
 int
@@ -139,6 +159,7 @@ main(void)
 	test_card_vfs();
 	test_holder();
 	test_scan();
+	test_rdev();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd) != 0)
 		return 1;
