@@ -88,7 +88,7 @@ setup() {
 	assert_output false
 }
 
-@test "--adopt refuses a claimed, quarantined, unconfigured or otherwise configured VF (exit 1, no change)" {
+@test "--adopt refuses a claimed, quarantined, drained, unconfigured or otherwise configured VF (exit 1, no change)" {
 	run -1 --separate-stderr pick --profile "$P12" --vf $VF4 --claim vm-1 --adopt \
 		--control-socket /run/a.sock
 	grep -qF -- "VF $VF4 has no vGPU type configured" <<<"$stderr"
@@ -104,6 +104,12 @@ setup() {
 	run -1 --separate-stderr pick --profile "$P24" --vf $VF5 --claim vm-1 --adopt \
 		--control-socket /run/a.sock
 	grep -qF -- "VF $VF5 is quarantined" <<<"$stderr"
+	vfstore --data-dir "$DATA" clear --vf $VF5 >/dev/null 2>&1
+	vfstore --data-dir "$DATA" --sysfs-root "$SYSFS" drain --vf $VF5 \
+		--reason test >/dev/null 2>&1
+	run -1 --separate-stderr pick --profile "$P24" --vf $VF5 --claim vm-1 --adopt \
+		--control-socket /run/a.sock
+	grep -qF -- "VF $VF5 is drained" <<<"$stderr"
 	run -0 jq -c .claims "$DATA/gpu/vf-claims.json"
 	assert_output '[]'
 	assert_equal "$(current $VF5)" 1161

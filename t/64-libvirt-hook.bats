@@ -179,12 +179,18 @@ teardown() {
 	assert_equal "$(current $VF4)" 1160
 }
 
-@test "reconnect adopts nothing that is quarantined, claimed by another or configured otherwise (exit 0)" {
+@test "reconnect adopts nothing that is quarantined, drained or configured otherwise (exit 0)" {
 	echo 1160 >"$(vfdir $VF4)/nvidia/current_vgpu_type"
 	quarantine $VF4
 	domain_xml id=3 hostdev=$VF4 >"$T/dom.xml"
 	run -0 --separate-stderr hook reconnect begin
 	assert_equal "$(jq -r .reason <<<"${stderr_lines[-1]}")" "VF $VF4 is quarantined"
+	assert_file_not_exists "$DATA/gpu/vf-claims.json"
+	vfstore --data-dir "$DATA" clear --vf $VF4 >/dev/null 2>&1
+	vfstore --data-dir "$DATA" --sysfs-root "$SYSFS" drain --vf $VF4 \
+		--reason test >/dev/null 2>&1
+	run -0 --separate-stderr hook reconnect begin
+	assert_equal "$(jq -r .reason <<<"${stderr_lines[-1]}")" "VF $VF4 is drained"
 	assert_file_not_exists "$DATA/gpu/vf-claims.json"
 	domain_xml id=3 hostdev=$VF5 profile="$P24" >"$T/dom.xml"
 	echo 1160 >"$(vfdir $VF5)/nvidia/current_vgpu_type"

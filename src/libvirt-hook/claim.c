@@ -215,6 +215,8 @@ adopt_refusal(const struct hook *h, const struct placement_vf *v,
 		    vf, v->claim->instance_id);
 	else if (v->quarantined)
 		(void)snprintf(msg, len, "VF %s is quarantined", vf);
+	else if (v->drained)
+		(void)snprintf(msg, len, "VF %s is drained", vf);
 	else if (cur == 0)
 		(void)snprintf(msg, len, "VF %s has no vGPU type configured",
 		    vf);

@@ -230,6 +230,8 @@ adopt_refusal(const struct run *r, const struct placement_vf *v, char *msg,
 		    v->claim->instance_id);
 	else if (v->quarantined)
 		(void)snprintf(msg, len, "VF %s is quarantined", r->pin);
+	else if (v->drained)
+		(void)snprintf(msg, len, "VF %s is drained", r->pin);
 	else if (cur == 0)
 		(void)snprintf(msg, len, "VF %s has no vGPU type configured: "
 		    "nothing to adopt (claim it with --configure)", r->pin);
