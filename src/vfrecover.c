@@ -52,6 +52,7 @@ static const char usage[] =
     "  --card PF             the card (physical function) to cycle\n"
     "  --dry-run             print the plan and what is busy; change nothing\n"
     "  --wait S              wait up to S seconds for the VFs to go idle\n"
+    "                        and for another card's quiesce-restore window\n"
     "                        (default 0: check once)\n"
     "  --force               cycle even when a systemic failure is suspected\n"
     "  --status              print the journal of every card (with --card:\n"
@@ -186,7 +187,9 @@ static const struct {
 	[RECOVERRUN_EV_CARD_BUSY] = { "another vfrecover runs on the card",
 	    "card" },
 	[RECOVERRUN_EV_CARD_LOCK] = { "cannot lock the card", "card" },
-	[RECOVERRUN_EV_LOAD] = { "cannot load the journal", NULL }
+	[RECOVERRUN_EV_LOAD] = { "cannot load the journal", NULL },
+	[RECOVERRUN_EV_HOST_BUSY] = {
+	    "another card's quiesce-restore window stayed held", "card" }
 };
 
 /* The value of an error event's field before "error". */
@@ -250,6 +253,11 @@ event(void *arg, const struct recoverrun_event *ev)
 	case RECOVERRUN_EV_STOPPED:
 		log_msg(LVL_WARN, "stopped; a later run resumes", "{s:s, s:s}",
 		    "card", p->card, "step", ev->step);
+		break;
+	case RECOVERRUN_EV_HOST_WAIT:
+		log_msg(LVL_INFO, "waiting for another card's quiesce-restore "
+		    "window", "{s:s, s:s, s:i}", "card", p->card, "holder",
+		    ev->path, "wait", (int)p->wait);
 		break;
 	default:
 		log_error(p, ev);

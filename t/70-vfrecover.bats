@@ -154,3 +154,35 @@ restore $PF"
 	run -0 --separate-stderr rec --card $PF
 	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"recovered"}'
 }
+
+@test "vfrecover: two cards' runs share the host: the second waits for the first's quiesce-restore window" {
+	PF2=0000:e4:00.0
+	mk_sriov_card $PF2 0000:e4:00.4
+	echo running >"$T/dcgm"
+	DCGM_STATE=$T/dcgm
+	export DCGM_STATE
+	# The stand-in DCGM: quiesce stops it, restore brings it back; the
+	# stand-in sriov-manage -d fails while it runs.
+	recovery_conf \
+	    "recovery.quiesce_command = echo quiesce \$VFSENTINEL_CARD >>$CALLS; echo stopped >$T/dcgm; touch $T/inq.\$VFSENTINEL_CARD; sleep 1" \
+	    "recovery.restore_command = sleep 1; echo restore \$VFSENTINEL_CARD >>$CALLS; echo running >$T/dcgm"
+	rec --card $PF >"$T/out1" 2>"$T/err1" &
+	p1=$!
+	PIDS="$PIDS $p1"
+	wait_for test -e "$T/inq.$PF"
+	run -0 --separate-stderr rec --card $PF2 --wait 30
+	assert_equal "${lines[-1]}" '{"card":"0000:e4:00.0","result":"recovered"}'
+	assert_line '{"card":"0000:e4:00.0","waiting_for":"0000:e3:00.0"}'
+	[[ $stderr == *'"msg":"waiting for another card'*'"holder":"0000:e3:00.0"'* ]]
+	wait "$p1"
+	assert_equal "$(tail -n 1 "$T/out1")" '{"card":"0000:e3:00.0","result":"recovered"}'
+	run -0 grep -v verify "$CALLS"
+	assert_output "quiesce $PF
+sriov-manage -d $PF
+sriov-manage -e $PF
+restore $PF
+quiesce $PF2
+sriov-manage -d $PF2
+sriov-manage -e $PF2
+restore $PF2"
+}

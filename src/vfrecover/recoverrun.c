@@ -35,6 +35,8 @@ paths(struct recovery_run *r)
 	    r->rdir, r->card) < 0 ||
 	    io_pathf(r->lockpath, sizeof(r->lockpath), "%s/%s.lock", r->rdir,
 	    r->card) < 0 ||
+	    io_pathf(r->hostpath, sizeof(r->hostpath), "%s/host.lock",
+	    r->rdir) < 0 ||
 	    io_pathf(r->env_card, sizeof(r->env_card), "VFSENTINEL_CARD=%s",
 	    r->card) < 0)
 		return rstep_fail(r, EX_USAGE, RECOVERRUN_EV_PATH, NULL);
@@ -232,13 +234,54 @@ step_idle(struct recovery_run *r)
 	return rstep_finish(r, STEP_IDLE, false);
 }
 
+/*
+ * The host's quiesce-restore window (quiesce and restore act on the
+ * whole host, DCGM): host.lock, held from quiesce to restore, names its
+ * card. Another card's run waits for it up to --wait, told. 0, or an
+ * exit code (the card stays drained).
+ */
+static int
+host_lock(struct recovery_run *r)
+{
+	char holder[VF_ADDR_LEN + 1] = "";
+
+	if (r->host_fd >= 0)
+		return 0;
+	if ((r->host_fd = lock_acquire(r->hostpath, true, 0)) < 0 &&
+	    errno == EWOULDBLOCK) {
+		(void)io_read_attr(r->hostpath, holder, sizeof(holder));
+		rstep_emit(r, json_pack("{s:s, s:s}", "card", r->card,
+		    "waiting_for", holder));
+		(void)rstep_tell(r, 0, (struct recoverrun_event){
+		    .kind = RECOVERRUN_EV_HOST_WAIT, .path = holder });
+		r->host_fd = lock_acquire(r->hostpath, true, r->cf->wait);
+	}
+	if (r->host_fd < 0)
+		return rstep_fail(r, errno == EWOULDBLOCK ? EX_TEMPFAIL :
+		    EX_IOERR, RECOVERRUN_EV_HOST_BUSY, strerror(errno));
+	(void)recovery_own(r->s.dir, r->hostpath);
+	/* The name is for the waiters' messages only. */
+	if (ftruncate(r->host_fd, 0) == 0 && pwrite(r->host_fd, r->card,
+	    strlen(r->card), 0) < 0)
+		errno = 0;
+	return 0;
+}
+
+static void
+host_unlock(struct recovery_run *r)
+{
+	lock_release(r->host_fd);
+	r->host_fd = -1;
+}
+
 static int
 step_quiesce(struct recovery_run *r)
 {
 	json_t *held;
 	int rc;
 
-	if ((rc = rstep_start(r, STEP_QUIESCE)) != 0)
+	if ((rc = host_lock(r)) != 0 ||
+	    (rc = rstep_start(r, STEP_QUIESCE)) != 0)
 		return rc;
 	rstep_status(r, "done", NULL);
 	if (r->conf->quiesce_command[0] != '\0' && !rstep_command(r, "quiesce",
@@ -296,7 +339,7 @@ step_sriov(struct recovery_run *r, enum recovery_step step)
 }
 
 static int
-step_restore(struct recovery_run *r)
+restore_command(struct recovery_run *r)
 {
 	rstep_status(r, "done", NULL);
 	if (r->conf->restore_command[0] == '\0')
@@ -305,6 +348,19 @@ step_restore(struct recovery_run *r)
 	    NULL))
 		r->status_word = "failed";
 	return rstep_finish(r, STEP_RESTORE, false);
+}
+
+/* restore, in the host's window (a resumed run may wait for it). */
+static int
+step_restore(struct recovery_run *r)
+{
+	int rc;
+
+	if ((rc = host_lock(r)) != 0)
+		return rc;
+	rc = restore_command(r);
+	host_unlock(r);
+	return rc;
 }
 
 static int
@@ -476,7 +532,7 @@ int
 recoverrun_run(const struct recoverrun_conf *conf)
 {
 	struct recovery_run r = { .cf = conf, .conf = conf->conf,
-	    .card = conf->card, .lock_fd = -1 };
+	    .card = conf->card, .lock_fd = -1, .host_fd = -1 };
 	int rc;
 
 	if ((rc = paths(&r)) == 0)
@@ -485,6 +541,7 @@ recoverrun_run(const struct recoverrun_conf *conf)
 	json_decref(r.fields);
 	free(r.vfs.v);
 	free(r.wedged.v);
+	lock_release(r.host_fd);
 	lock_release(r.lock_fd);
 	return rc;
 }

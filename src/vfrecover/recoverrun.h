@@ -45,7 +45,10 @@ enum recoverrun_event_kind {
 	RECOVERRUN_EV_LOAD,	/* error: the journal does not load */
 	RECOVERRUN_EV_COMMAND,	/* ok, step, command, result, output */
 	RECOVERRUN_EV_NO_VERIFY,	/* a warning: no verification boot */
-	RECOVERRUN_EV_STOPPED	/* step: a stop signal ended the run */
+	RECOVERRUN_EV_STOPPED,	/* step: a stop signal ended the run */
+	RECOVERRUN_EV_HOST_WAIT,	/* path: the card that holds the host's
+					 * quiesce-restore window, waited for */
+	RECOVERRUN_EV_HOST_BUSY	/* error: it stayed held past --wait */
 };
 
 /* What happened; the fields the kind names are set, borrowed for the

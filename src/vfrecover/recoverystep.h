@@ -34,6 +34,8 @@ struct recovery_run {
 	char rdir[PATH_MAX], jpath[PATH_MAX], lastpath[PATH_MAX];
 	char lockpath[PATH_MAX];
 	int lock_fd;
+	char hostpath[PATH_MAX];	/* host.lock: quiesce to restore */
+	int host_fd;			/* held from quiesce to restore */
 	json_t *j;			/* the journal */
 	struct vf_list vfs, wedged;
 	const char *status_word;	/* the running step's status */
