@@ -478,7 +478,7 @@ unblock() {
 	run -64 vs reconcile --interval 0
 	assert_line --partial 'vfstore: --interval: invalid value "0"'
 	run -64 vs reconcile --vf $VF4
-	assert_line 'vfstore: reconcile: unexpected argument or option'
+	assert_line 'vfstore: reconcile: unknown option or missing argument: --vf'
 	ledger "$(target $VF4 i-1 "$OLD" "" "$G/none.qmp")"
 	sum=$(sha "$CLAIMS")
 	run -74 sh -c '"$@" >/dev/full' sh vfstore --data-dir "$DATA" \
