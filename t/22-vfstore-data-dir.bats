@@ -100,7 +100,7 @@ EOF2
 	run -0 --separate-stderr vfstore --data-dir "$NOWHERE" init
 	assert_output "{\"data_dir\":\"$NOWHERE\",\"created\":true}"
 	run -0 --separate-stderr vfstore --data-dir "$NOWHERE" check
-	assert_output '{"status":"ok","records":0,"quarantined":0,"claims":0}'
+	assert_output '{"status":"ok","records":0,"quarantined":0,"claims":0,"drained":0}'
 	run -0 --separate-stderr vfpick --data-dir "$NOWHERE" \
 	    --sysfs-root "$SYSFS" --profile "NVIDIA L40S-12Q" --claim nd-1
 	run -0 jq -r .vf_address <<<"$output"
