@@ -90,13 +90,17 @@ STEPS=(preflight drain idle quiesce disable enable restore verify clear)
 # crash_conf: the configuration of the kill -9 tests. The stand-in DCGM
 # keeps its state in $T/dcgm (quiesce writes stopped, restore running),
 # a verify command runs, and each command lasts $STEP_SLEEP seconds
-# (unset: no time), so that a kill can land while one runs.
+# (unset: no time), so that a kill can land while one runs. The step and
+# settle timeouts are long: these tests kill runs, they do not time
+# steps out (3 s failed a finished run with exit 1 under ASan on a
+# loaded machine).
 crash_conf() {
 	echo running >"$T/dcgm"
 	recovery_conf \
 	    "recovery.quiesce_command = echo quiesce \$VFSENTINEL_CARD >>$CALLS; echo stopped >$T/dcgm; sleep \${STEP_SLEEP:-0}" \
 	    "recovery.restore_command = sleep \${STEP_SLEEP:-0}; echo restore \$VFSENTINEL_CARD >>$CALLS; echo running >$T/dcgm" \
-	    "recovery.verify_command = echo verify \$VFSENTINEL_VF >>$CALLS; sleep \${STEP_SLEEP:-0}"
+	    "recovery.verify_command = echo verify \$VFSENTINEL_VF >>$CALLS; sleep \${STEP_SLEEP:-0}" \
+	    "recovery.step_timeout = 30" "recovery.settle_timeout = 30"
 }
 
 # orphans_left: 0 while a process started by a killed run (its
