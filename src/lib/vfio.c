@@ -163,8 +163,8 @@ group_holder(const struct vfio_scan *s, const char *sysfs_root,
 	link[n] = '\0';
 	base = strrchr(link, '/');
 	base = base ? base + 1 : link;
-	if (io_pathf(path, sizeof(path), "%s/sys/class/vfio", sysfs_root) == 0 &&
-	    (pid = rdev_holder(s, path, base)) != 0)
+	if (io_pathf(path, sizeof(path), "%s/sys/class/vfio",
+	    sysfs_root) == 0 && (pid = rdev_holder(s, path, base)) != 0)
 		return pid;
 	if (io_pathf(dev, sizeof(dev), "%s%s", vfio_dir, base) < 0)
 		return 0;
