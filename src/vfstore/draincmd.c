@@ -29,22 +29,6 @@ load_drains(struct ctx *c, struct drains *d)
 	return EX_UNAVAILABLE;
 }
 
-/* drain --vf of a VF sysfs does not show: refused (a typo drains
- * nothing); undrain takes any, so a stale drain can always go. */
-static int
-check_present(struct ctx *c)
-{
-	char msg[160];
-
-	if (c->a.vf == NULL || sysfs_vf_present(c->conf.sysfs_root, c->a.vf))
-		return 0;
-	snprintf(msg, sizeof(msg), "no VF %s on this host; check the "
-	    "address", c->a.vf);
-	log_msg(LVL_ERROR, msg, "{s:s, s:s}", "vf", c->a.vf, "sysfs_root",
-	    c->conf.sysfs_root);
-	return EX_DATAERR;
-}
-
 /* Drains (now, for --reason) or undrains each VF of l; changed[i]. */
 static int
 edit_drains(struct ctx *c, struct drains *d, const struct vf_list *l,
@@ -150,7 +134,7 @@ run_drain(struct ctx *c, bool drain)
 
 	if ((rc = target_vfs(c, &l)) != 0)
 		return rc;
-	if ((drain && (rc = check_present(c)) != 0) ||
+	if ((drain && (rc = check_vf_present(c, "")) != 0) ||
 	    (changed = calloc(l.n + 1, sizeof(*changed))) == NULL) {
 		free(l.v);
 		return rc != 0 ? rc : EX_OSERR;

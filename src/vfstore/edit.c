@@ -43,21 +43,22 @@ target_vfs(struct ctx *c, struct vf_list *l)
 }
 
 /*
- * quarantine --vf of a VF this host's sysfs does not have is refused
- * unless --force (SPEC.md 4.2): a typo would record a quarantine for
- * nothing and leave the real VF in rotation. clear needs no such check:
- * a record of a VF that sysfs no longer has must still be removable.
+ * quarantine or drain --vf of a VF this host's sysfs does not have is
+ * refused (quarantine unless --force, SPEC.md 4.2): a typo would record
+ * it for nothing and leave the real VF in rotation. clear and undrain
+ * need no such check: a record of a VF that sysfs no longer has must
+ * still be removable.
  */
-static int
-check_vf_present(struct ctx *c)
+int
+check_vf_present(struct ctx *c, const char *hint)
 {
-	char msg[160];
+	char msg[192];
 
 	if (c->a.vf == NULL || c->a.force ||
 	    sysfs_vf_present(c->conf.sysfs_root, c->a.vf))
 		return 0;
-	snprintf(msg, sizeof(msg), "no VF %s on this host; check the address, "
-	    "or quarantine it with --force", c->a.vf);
+	snprintf(msg, sizeof(msg), "no VF %s on this host; check the address%s",
+	    c->a.vf, hint);
 	log_msg(LVL_ERROR, msg, "{s:s, s:s}", "vf", c->a.vf, "sysfs_root",
 	    c->conf.sysfs_root);
 	return EX_DATAERR;
@@ -102,7 +103,8 @@ mutate_vfs(struct ctx *c, bool quarantine, bool *any)
 		free(l.v);
 		return rc;
 	}
-	if (quarantine && (rc = check_vf_present(c)) != 0)
+	if (quarantine && (rc = check_vf_present(c,
+	    ", or quarantine it with --force")) != 0)
 		l.n = 0;
 	if (rc == 0 && (changed = calloc(l.n + 1, sizeof(*changed))) == NULL)
 		rc = EX_OSERR;

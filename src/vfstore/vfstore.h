@@ -87,6 +87,9 @@ int cmd_deconfigure(struct ctx *c);
 /* edit.c; target_vfs(): the VFs of --vf or --card (exactly one), or the
  * exit code */
 int target_vfs(struct ctx *c, struct vf_list *l);
+/* 0, or EX_DATAERR (logged, with HINT after the address) when --vf names
+ * a VF sysfs does not show and --force was not given. */
+int check_vf_present(struct ctx *c, const char *hint);
 int cmd_quarantine(struct ctx *c);
 int cmd_clear(struct ctx *c);
 int cmd_edit(struct ctx *c);
