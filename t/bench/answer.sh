@@ -15,7 +15,8 @@ INFLIGHT=${INFLIGHT:-8}
 # shellcheck source=t/bench/lib.bash
 . t/bench/lib.bash
 bench_workspace answer
-export VFSENTINEL_CONF=/dev/null
+# A regular file: a configuration that is not one is refused (SPEC 6.3).
+export VFSENTINEL_CONF=$PWD/t/bench/empty.conf
 export PATH="$PWD/bin:$PWD/build/t:$PATH"
 echo bench-boot >"$W/boot_id"
 

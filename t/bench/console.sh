@@ -67,7 +67,8 @@ count() {
 echo "console matcher, detection corpus (t/fixtures/console) through sentinel-poll --once: $(count kernel-match)/$(grep -c '' t/fixtures/console/kernel-match) kernel lines counted, $(count kernel-nomatch)/$(grep -c '' t/fixtures/console/kernel-nomatch) other lines counted (target 18/18 and 0/32)"
 
 # --- 2. boot-to-quarantine latency ------------------------------------------
-export VFSENTINEL_CONF=/dev/null
+# A regular file: a configuration that is not one is refused (SPEC 6.3).
+export VFSENTINEL_CONF=$PWD/t/bench/empty.conf
 vfstore --data-dir "$D" init >/dev/null 2>&1 || mkdir -p "$D/gpu"
 for ((k = 0; k < 20; k++)); do
 	v=$(vf_of $k)
@@ -83,10 +84,6 @@ sentinel-poll --sysfs-root "$SYSFS" --data-dir "$D" --targets "$W/tlat" \
     vfstore --sysfs-root "$SYSFS" --data-dir "$D" apply >/dev/null \
     2>"$W/apply.log" &
 PIDS="$PIDS $!"
-quarantined() {
-	jq -e --arg vf "$1" '.records[] | select(.vf_address == $vf) |
-	    .quarantined_at != null' "$D/gpu/vf-health.json" >/dev/null 2>&1
-}
 sleep 2
 : >"$W/lat"
 for ((k = 0; k < 20; k++)); do

@@ -17,3 +17,10 @@ bench_cleanup() {
 	wait 2>/dev/null || true
 	rm -rf "$W"
 }
+
+# quarantined VF: $D/gpu/vf-health.json (replaced by rename, so read
+# without the lock) has VF's record with quarantined_at.
+quarantined() {
+	jq -e --arg vf "$1" '.records[] | select(.vf_address == $vf) |
+	    .quarantined_at != null' "$D/gpu/vf-health.json" >/dev/null 2>&1
+}

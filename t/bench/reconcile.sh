@@ -16,7 +16,8 @@ FDS=20000
 # shellcheck source=t/bench/lib.bash
 . t/bench/lib.bash
 bench_workspace reconcile
-export VFSENTINEL_CONF=/dev/null
+# A regular file: a configuration that is not one is refused (SPEC 6.3).
+export VFSENTINEL_CONF=$PWD/t/bench/empty.conf
 
 # Processes holding the descriptors: as many per process as the open
 # files limit allows (at most 1,000), never more than FDS in all.

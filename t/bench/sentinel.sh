@@ -19,6 +19,8 @@
 #     of the scan interval; median and worst of 20.
 # Prints: "figure: VALUE (ratio X against REFERENCE ...; target ...)".
 set -eu
+# shellcheck source=t/bench/lib.bash
+. t/bench/lib.bash
 
 ulimit -n 4096 2>/dev/null || true
 W=$(mktemp -d /tmp/bench-sentinel.XXXXXX)
@@ -31,7 +33,8 @@ cleanup() {
 	rm -rf "$W"
 }
 trap cleanup EXIT
-export VFSENTINEL_CONF=/dev/null
+# A regular file: a configuration that is not one is refused (SPEC 6.3).
+export VFSENTINEL_CONF=$PWD/t/bench/empty.conf
 export PATH="${VFS_BIN:-$PWD/bin}:${VFS_BUILD:-$PWD/build}/t:$PATH"
 SYSFS=$W/sysfs
 mkdir -p "$SYSFS/sys/bus/pci/devices/0000:e3:00.4/nvidia" "$W/g"
@@ -147,12 +150,6 @@ sentinel-poll --sysfs-root "$SYSFS" --data-dir "$D" --targets "$W/tlat" \
     vfstore --sysfs-root "$SYSFS" --data-dir "$D" apply >/dev/null \
     2>"$W/apply.log" &
 PPIDS=$!
-# quarantined VF: vf-health.json (replaced by rename, so read without the
-# lock) has VF's record with quarantined_at.
-quarantined() {
-	jq -e --arg vf "$1" '.records[] | select(.vf_address == $vf) |
-	    .quarantined_at != null' "$D/gpu/vf-health.json" >/dev/null 2>&1
-}
 sleep 2
 : >"$W/lat"
 for ((k = 0; k < 20; k++)); do

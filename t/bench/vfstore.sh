@@ -19,7 +19,8 @@
 #  6. apply must answer >= 150,000 no-op lines/s.
 # VFS_BIN (default bin) and VFS_BUILD (default build) select the build.
 set -eu
-export VFSENTINEL_CONF=/dev/null
+# A regular file: a configuration that is not one is refused (SPEC 6.3).
+export VFSENTINEL_CONF=$PWD/t/bench/empty.conf
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
