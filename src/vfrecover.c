@@ -9,6 +9,10 @@
  * failed",...}, then {"card":PF,"result":"recovered|failed|busy",...}.
  * --dry-run prints the plan (status "planned") and changes nothing;
  * --status prints every journal (with --card: that card's) as one line.
+ * A run rewrites a Prometheus textfile from the journals after each step
+ * (recoverymetrics.h): --metrics-file, else vfsentinel-recovery.prom in
+ * metrics.textfile_dir when that directory exists (node_exporter's; not
+ * made here). A failed write is a warning.
  *
  * The steps run in the library (recoverrun.h); this file parses the
  * options, prints the engine's lines and log events, and dispatches.
@@ -21,13 +25,16 @@
  * 78 configuration.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
 #include "auditlog.h"
 #include "cli.h"
+#include "io.h"
 #include "jsonl.h"
 #include "log.h"
 #include "vfrecover/recoverrun.h"
@@ -42,6 +49,7 @@ static const char usage[] =
     "                 [--proc-root DIR] [--lock-timeout S]\n"
     "                 [--log-level LEVEL]\n"
     "                 --card PF [--dry-run] [--wait S] [--force]\n"
+    "                 [--metrics-file PATH]\n"
     "       vfrecover [OPTIONS] --status [--card PF]\n"
     "\n"
     "Cycles SR-IOV on one card to recover wedged VFs: drains it, waits until\n"
@@ -55,6 +63,9 @@ static const char usage[] =
     "                        and for another card's quiesce-restore window\n"
     "                        (default 0: check once)\n"
     "  --force               cycle even when a systemic failure is suspected\n"
+    "  --metrics-file PATH   the Prometheus textfile rewritten after each\n"
+    "                        step (default: vfsentinel-recovery.prom in\n"
+    "                        metrics.textfile_dir, if that directory exists)\n"
     "  --status              print the journal of every card (with --card:\n"
     "                        of that card), one per line\n"
     "  --proc-root DIR       where /proc is, for the holder checks\n"
@@ -69,7 +80,8 @@ enum {
 	OPT_WAIT,
 	OPT_FORCE,
 	OPT_STATUS,
-	OPT_PROC_ROOT
+	OPT_PROC_ROOT,
+	OPT_METRICS
 };
 
 static const struct option opts[] = {
@@ -80,6 +92,7 @@ static const struct option opts[] = {
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "status", no_argument, NULL, OPT_STATUS },
 	{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
+	{ "metrics-file", required_argument, NULL, OPT_METRICS },
 	{ 0 }
 };
 
@@ -90,6 +103,8 @@ struct prog {
 	bool dry_run, force, status, out_failed;
 	unsigned wait;
 	const char *proc_root;
+	const char *metrics;		/* --metrics-file, or NULL */
+	char default_metrics[PATH_MAX];
 };
 
 /* --- arguments ----------------------------------------------------------- */
@@ -101,6 +116,8 @@ check_args(struct prog *p, int argc, char **argv)
 	cli_no_operands(&p->cli, argc, argv);
 	if (!p->status && p->card[0] == '\0')
 		cli_usage_error(&p->cli, "give --card or --status");
+	if (p->status && p->metrics != NULL)
+		cli_usage_error(&p->cli, "--status writes no --metrics-file");
 	if (p->proc_root == NULL)
 		p->proc_root = "/";
 }
@@ -136,6 +153,9 @@ parse_args(int argc, char **argv, struct prog *p)
 			break;
 		case OPT_PROC_ROOT:
 			p->proc_root = optarg;
+			break;
+		case OPT_METRICS:
+			p->metrics = optarg;
 			break;
 		default:
 			cli_bad_option(&p->cli, argv);
@@ -189,7 +209,8 @@ static const struct {
 	[RECOVERRUN_EV_CARD_LOCK] = { "cannot lock the card", "card" },
 	[RECOVERRUN_EV_LOAD] = { "cannot load the journal", NULL },
 	[RECOVERRUN_EV_HOST_BUSY] = {
-	    "another card's quiesce-restore window stayed held", "card" }
+	    "another card's quiesce-restore window stayed held", "card" },
+	[RECOVERRUN_EV_METRICS] = { "cannot write the metrics file", "path" }
 };
 
 /* The value of an error event's field before "error". */
@@ -254,6 +275,10 @@ event(void *arg, const struct recoverrun_event *ev)
 		log_msg(LVL_WARN, "stopped; a later run resumes", "{s:s, s:s}",
 		    "card", p->card, "step", ev->step);
 		break;
+	case RECOVERRUN_EV_METRICS:
+		log_msg(LVL_WARN, "cannot write the metrics file",
+		    "{s:s, s:s}", "path", ev->path, "error", ev->error);
+		break;
 	case RECOVERRUN_EV_HOST_WAIT:
 		log_msg(LVL_INFO, "waiting for another card's quiesce-restore "
 		    "window", "{s:s, s:s, s:i}", "card", p->card, "holder",
@@ -266,6 +291,25 @@ event(void *arg, const struct recoverrun_event *ev)
 
 /* --- dispatch ------------------------------------------------------------ */
 
+/*
+ * The textfile: --metrics-file, else TEXTFILE_DIR/vfsentinel-recovery.prom
+ * if that directory is there (a host without node_exporter gets none, and
+ * no directory of node_exporter's is made here); NULL for none.
+ */
+static const char *
+metrics_path(struct prog *p)
+{
+	struct stat st;
+
+	if (p->metrics != NULL)
+		return p->metrics;
+	if (stat(p->conf.textfile_dir, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    io_pathf(p->default_metrics, sizeof(p->default_metrics),
+	    "%s/vfsentinel-recovery.prom", p->conf.textfile_dir) < 0)
+		return NULL;
+	return p->default_metrics;
+}
+
 /* --card PF: the engine's run, or its plan with --dry-run. */
 static int
 recover(struct prog *p)
@@ -276,6 +320,8 @@ recover(struct prog *p)
 	    .force = p->force, .emit = emit, .event = event, .audit = audit,
 	    .arg = p };
 
+	if (!p->dry_run)
+		rc.metrics = metrics_path(p);
 	return recoverrun_run(&rc);
 }
 

@@ -186,3 +186,78 @@ sriov-manage -d $PF2
 sriov-manage -e $PF2
 restore $PF2"
 }
+
+# metrics: the recovery textfile's samples, without HELP and TYPE.
+metrics() {
+	grep -v '^#' "$1"
+}
+
+@test "vfrecover writes vfsentinel-recovery.prom in metrics.textfile_dir: unfinished runs by step, the last success per card" {
+	mkdir "$T/tf"
+	claim $VF4 i-1
+	run -1 --separate-stderr rec --card $PF
+	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"busy"}'
+	run -0 metrics "$T/tf/vfsentinel-recovery.prom"
+	assert_output 'vfsentinel_recovery_unfinished{card="0000:e3:00.0",step="idle"} 1'
+	# The card is idle again: the rerun recovers it.
+	_store_edit "$DATA/gpu/vf-claims.json" claims '.claims = []'
+	before=$(date +%s)
+	run -0 --separate-stderr rec --card $PF
+	after=$(date +%s)
+	run -0 metrics "$T/tf/vfsentinel-recovery.prom"
+	assert_output --regexp '^vfsentinel_recovery_last_success_timestamp_seconds\{card="0000:e3:00.0"\} [0-9]+$'
+	at=${output##* }
+	((before <= at && at <= after))
+	# The time is the clear step's, as the journal has it.
+	assert_equal "$at" "$(jq -r '.steps[] | select(.step == "clear") |
+	    .at | sub("\\.[0-9]+Z$"; "Z") | fromdate' \
+	    "$DATA/gpu/recovery/$PF.last.json")"
+	run -0 find "$T/tf" -type f
+	assert_output "$T/tf/vfsentinel-recovery.prom"
+	run -0 stat -c %a "$T/tf/vfsentinel-recovery.prom"
+	assert_output 644
+}
+
+@test "vfrecover's textfile holds every card's journal, also a killed run's, and passes promtool check metrics" {
+	need_tool promtool
+	PF2=0000:e4:00.0
+	mk_sriov_card $PF2 0000:e4:00.4
+	mkdir "$T/tf"
+	run -0 --separate-stderr rec --card $PF2
+	# A run killed in quiesce (kill -9: no restore, no textfile of its
+	# own) is unfinished at quiesce in the next run's textfile.
+	jq -n --arg pf $PF '{version: 1, card: $pf,
+	    started_at: "2026-08-20T15:00:00Z",
+	    vfs: ["0000:e3:00.4", "0000:e3:00.5", "0000:e3:00.6"], wedged: [],
+	    steps: [{step: "drain", status: "done", at: "2026-08-20T15:00:00Z"},
+	    {step: "idle", status: "done", at: "2026-08-20T15:00:01Z"},
+	    {step: "quiesce", status: "started", at: "2026-08-20T15:00:02Z"}]}' \
+	    >"$JOURNAL"
+	rm "$T/tf/vfsentinel-recovery.prom"
+	claim 0000:e4:00.4 i-2
+	run -1 --separate-stderr rec --card $PF2
+	run -0 metrics "$T/tf/vfsentinel-recovery.prom"
+	assert_line 'vfsentinel_recovery_unfinished{card="0000:e3:00.0",step="quiesce"} 1'
+	assert_line 'vfsentinel_recovery_unfinished{card="0000:e4:00.0",step="idle"} 1'
+	assert_line --regexp '^vfsentinel_recovery_last_success_timestamp_seconds\{card="0000:e4:00.0"\} [0-9]+$'
+	assert_equal "${#lines[@]}" 3
+	run -0 "$VFS_TOOLS/promtool" check metrics <"$T/tf/vfsentinel-recovery.prom"
+}
+
+@test "vfrecover --metrics-file PATH: that file; no textfile directory: none; a failed write is a warning" {
+	# The test's metrics.textfile_dir, $T/tf, is not there: no file, and
+	# vfrecover never creates node_exporter's directory.
+	run -0 --separate-stderr rec --card $PF
+	assert_file_not_exists "$T/tf"
+	run -0 --separate-stderr rec --card $PF --metrics-file "$T/m/r.prom"
+	assert_output --partial '"result":"recovered"'
+	run -0 grep -c '^vfsentinel_recovery_last_success_timestamp_seconds{card="0000:e3:00.0"} ' "$T/m/r.prom"
+	# A file in the way of the directory: the run still recovers, and
+	# says once that the textfile was not written.
+	: >"$T/file"
+	run -0 --separate-stderr rec --card $PF --metrics-file "$T/file/r.prom"
+	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"recovered"}'
+	run -0 grep -c '"level":"warn","prog":"vfrecover","msg":"cannot write the metrics file"' <<<"$stderr"
+	assert_output 1
+	run -64 --separate-stderr rec --status --metrics-file "$T/m/r.prom"
+}

@@ -415,6 +415,7 @@ conclude(struct recovery_run *r, int rc, enum recovery_step last)
 			    (struct recoverrun_event){
 			    .kind = RECOVERRUN_EV_MOVE, .path = r->jpath,
 			    .error = strerror(errno) });
+		rstep_metrics(r);
 		rstep_emit(r, json_pack("{s:s, s:s}", "card", r->card, "result",
 		    "recovered"));
 		return 0;

@@ -48,7 +48,9 @@ enum recoverrun_event_kind {
 	RECOVERRUN_EV_STOPPED,	/* step: a stop signal ended the run */
 	RECOVERRUN_EV_HOST_WAIT,	/* path: the card that holds the host's
 					 * quiesce-restore window, waited for */
-	RECOVERRUN_EV_HOST_BUSY	/* error: it stayed held past --wait */
+	RECOVERRUN_EV_HOST_BUSY,	/* error: it stayed held past --wait */
+	RECOVERRUN_EV_METRICS	/* path, error: a warning, once a run:
+				 * the textfile not written */
 };
 
 /* What happened; the fields the kind names are set, borrowed for the
@@ -79,6 +81,9 @@ struct recoverrun_conf {
 	const char *proc_root;		/* PROC is PROC_ROOT/proc */
 	unsigned wait;			/* --wait: seconds for idle */
 	unsigned lock_timeout;		/* seconds, for the store */
+	const char *metrics;		/* the textfile (recoverymetrics.h)
+					 * rewritten after each journal
+					 * change, or NULL */
 	bool dry_run, force;
 	recoverrun_emit_fn *emit;
 	recoverrun_event_fn *event;

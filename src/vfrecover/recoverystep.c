@@ -11,6 +11,7 @@
 #include "auditlog.h"
 #include "claims.h"
 #include "healthfile.h"
+#include "recoverymetrics.h"
 #include "recoverystep.h"
 #include "runcmd.h"
 
@@ -89,6 +90,8 @@ rstep_finish(struct recovery_run *r, enum recovery_step step, bool audited)
 	    step, r->status_word) < 0 || recovery_journal_save(r->s.dir,
 	    r->jpath, r->j) < 0))
 		rc = journal_failed(r);
+	else if (!r->cf->dry_run && r->j != NULL)
+		rstep_metrics(r);
 	if (rc == 0 && !r->cf->dry_run && !audited)
 		rc = rstep_audit(r, step, r->fields, false);
 	json_decref(r->fields);
@@ -104,7 +107,21 @@ rstep_start(struct recovery_run *r, enum recovery_step step)
 	if (recovery_journal_set(r->j, step, "started") < 0 ||
 	    recovery_journal_save(r->s.dir, r->jpath, r->j) < 0)
 		return journal_failed(r);
+	rstep_metrics(r);
 	return 0;
+}
+
+void
+rstep_metrics(struct recovery_run *r)
+{
+	if (r->cf->metrics == NULL ||
+	    recovery_metrics_write(r->s.dir, r->cf->metrics) == 0 ||
+	    r->metrics_warned)
+		return;
+	r->metrics_warned = true;
+	(void)rstep_tell(r, 0, (struct recoverrun_event){
+	    .kind = RECOVERRUN_EV_METRICS, .path = r->cf->metrics,
+	    .error = strerror(errno) });
 }
 
 void

@@ -41,6 +41,7 @@ struct recovery_run {
 	const char *status_word;	/* the running step's status */
 	json_t *fields;			/* the running step's fields */
 	char env_card[VF_ADDR_LEN + 32];
+	bool metrics_warned;		/* RECOVERRUN_EV_METRICS told */
 };
 
 /* Tells ev to the event function; returns code. */
@@ -76,6 +77,12 @@ int rstep_finish(struct recovery_run *r, enum recovery_step step,
 
 /* Writes step as started to the journal. 0 or the exit code (told). */
 int rstep_start(struct recovery_run *r, enum recovery_step step);
+
+/*
+ * Rewrites the metrics textfile, if any, from the journals; a failure is
+ * told once a run and changes nothing else.
+ */
+void rstep_metrics(struct recovery_run *r);
 
 /*
  * Runs script (/bin/sh -c, args its $0...) for step, with VFSENTINEL_VF

@@ -39,11 +39,14 @@ mk_sriov_card() {
 }
 
 # recovery_conf [KEY = VALUE lines...]: the test's configuration, with
-# the stand-ins, short timeouts and any extra lines.
+# the stand-ins, short timeouts and any extra lines. The textfile
+# directory is $T/tf: vfrecover writes its textfile there once a test
+# makes it (never into the machine's node_exporter directory).
 recovery_conf() {
 	{
 		echo "data_dir = $DATA"
 		echo "sysfs_root = $SYSFS"
+		echo "metrics.textfile_dir = $T/tf"
 		echo "recovery.sriov_manage = $VFS_ROOT/t/lib/sriov-manage"
 		echo "recovery.quiesce_command = echo quiesce \$VFSENTINEL_CARD >>$CALLS"
 		echo "recovery.restore_command = echo restore \$VFSENTINEL_CARD >>$CALLS"
