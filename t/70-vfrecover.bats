@@ -216,6 +216,13 @@ metrics() {
 	assert_output "$T/tf/vfsentinel-recovery.prom"
 	run -0 stat -c %a "$T/tf/vfsentinel-recovery.prom"
 	assert_output 644
+	# A failed disable: the step is disable, not the restore after it;
+	# the last success stays.
+	SRIOV_MODE=unbindlock run -1 --separate-stderr rec --card $PF
+	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"failed","step":"disable"}'
+	run -0 metrics "$T/tf/vfsentinel-recovery.prom"
+	assert_output "vfsentinel_recovery_last_success_timestamp_seconds{card=\"0000:e3:00.0\"} $at
+vfsentinel_recovery_unfinished{card=\"0000:e3:00.0\",step=\"disable\"} 1"
 }
 
 @test "vfrecover's textfile holds every card's journal, also a killed run's, and passes promtool check metrics" {

@@ -49,14 +49,32 @@ clear_time(const json_t *j, json_int_t *secs)
 	return -1;
 }
 
+/*
+ * Where an unfinished journal stopped: its failed step (restore runs
+ * after a failed quiesce, disable or enable: the failed one is the
+ * news), else its last entry (started: killed in it, or running it).
+ */
+static const char *
+stop_step(const json_t *steps)
+{
+	const json_t *st;
+	const char *status;
+	size_t i;
+
+	json_array_foreach(steps, i, st)
+		if ((status = jsonl_str(st, "status")) != NULL &&
+		    strcmp(status, "failed") == 0 && jsonl_str(st, "step"))
+			return jsonl_str(st, "step");
+	st = json_array_get(steps, json_array_size(steps) - 1);
+	return jsonl_str(st, "step") ? jsonl_str(st, "step") : "preflight";
+}
+
 /* One journal of recovery_journals(); an unreadable one has no card. */
 static void
 add_journal(json_t *j, void *arg)
 {
 	struct found *f = arg;
 	const char *card = jsonl_str(j, "card"), *state = jsonl_str(j, "state");
-	const json_t *steps = json_object_get(j, "steps");
-	const char *step;
 	json_int_t secs;
 	int rc = 0;
 
@@ -65,12 +83,9 @@ add_journal(json_t *j, void *arg)
 	if (strcmp(state, "last") == 0 && clear_time(j, &secs) == 0)
 		rc = json_array_append_new(f->last, json_pack("[s, I]", card,
 		    secs));
-	else if (strcmp(state, "in_progress") == 0) {
-		step = jsonl_str(json_array_get(steps,
-		    json_array_size(steps) - 1), "step");
+	else if (strcmp(state, "in_progress") == 0)
 		rc = json_array_append_new(f->unfinished, json_pack("[s, s]",
-		    card, step != NULL ? step : "preflight"));
-	}
+		    card, stop_step(json_object_get(j, "steps"))));
 	if (rc < 0)
 		f->nomem = true;
 }

@@ -8,8 +8,9 @@
  *		recovery
  *	vfsentinel_recovery_unfinished{card,step} 1
  *		PF.json: a run in progress, or one that failed, found the
- *		card busy or was stopped or killed; step is the journal's
- *		last entry. The card stays drained until a run recovers it.
+ *		card busy or was stopped or killed; step is the failed
+ *		step, else the journal's last entry (the one a killed run
+ *		was in). The card stays drained until a run recovers it.
  *
  * A vfrecover run rewrites the file after each change of its journal,
  * under GPU_DIR/recovery/metrics.lock, so that two cards' runs leave the
