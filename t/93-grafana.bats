@@ -8,8 +8,11 @@
 #   h1:9100  s0 (0-4m): one failure recorded on e3:00.5; a live claim
 #            s1 (5-9m): a second assignment of e3:00.5 fails: quarantined;
 #                       an operator quarantines 44:01.1; reconcile releases
-#                       the claim of a killed VM on e3:00.6
-#            s2 (10-14m): vfrecover cycles card e3:00.0 and clears e3:00.5
+#                       the claim of a killed VM on e3:00.6; vfrecover on
+#                       card e3:00.0 fails at disable: the card stays
+#                       drained, its recovery unfinished
+#            s2 (10-14m): vfrecover resumes, cycles card e3:00.0 and
+#                       clears e3:00.5
 #   h2:9100  s0 (0-14m): a quiet host with one claim and one drained VF,
 #            whose sentinel died after its first scan
 # t/lib/prom2series.py turns the snapshots into promtool input series
@@ -32,8 +35,9 @@ H2=h2:9100
 # sample a line; the lines of one panel, host and time are its whole
 # answer (promtool fails on a missing or an extra series). HOST replaces
 # $host (.* is Grafana's "All"); $job is .* ; $__rate_interval 5m and
-# $__range 15m (the whole story). Title "$job" or "$host" is a template
-# variable's query. Every panel query has at least one non-empty answer.
+# $__range 15m (the whole story; $__range_s 900). Title "$job" or
+# "$host" is a template variable's query. Every panel query has at least
+# one non-empty answer.
 EXPECT='
 $job|-|.*|4m|{job="node"} 1
 $host|-|.*|4m|{instance="h1:9100"} 1
@@ -51,8 +55,14 @@ Health store and systemic failures|A|.*|9m|{instance="h1:9100"} 0
 Health store and systemic failures|A|.*|9m|{instance="h2:9100"} 0
 Health store and systemic failures|B|.*|9m|{instance="h1:9100"} 0
 Health store and systemic failures|B|.*|9m|{instance="h2:9100"} 0
-Quarantines cleared (recoveries)|A|.*|14m|{instance="h1:9100"} 1
-Quarantines cleared (recoveries)|A|.*|14m|{instance="h2:9100"} 0
+Recoveries|A|.*|9m|{instance="h1:9100"} 0
+Recoveries|A|.*|9m|{instance="h2:9100"} 0
+Recoveries|A|.*|14m|{instance="h1:9100"} 1
+Recoveries|A|.*|14m|{instance="h2:9100"} 0
+Recoveries|B|.*|9m|{instance="h1:9100"} 1
+Recoveries|B|.*|9m|{instance="h2:9100"} 0
+Recoveries|B|.*|14m|{instance="h1:9100"} 0
+Recoveries|B|.*|14m|{instance="h2:9100"} 0
 Slots per host|A|.*|4m|{instance="h1:9100",kind="allocatable"} 4
 Slots per host|A|.*|4m|{instance="h1:9100",kind="used"} 1
 Slots per host|A|.*|4m|{instance="h1:9100",kind="quarantined"} 0
@@ -61,19 +71,19 @@ Slots per host|A|.*|4m|{instance="h2:9100",kind="allocatable"} 0
 Slots per host|A|.*|4m|{instance="h2:9100",kind="used"} 1
 Slots per host|A|.*|4m|{instance="h2:9100",kind="quarantined"} 0
 Slots per host|A|.*|4m|{instance="h2:9100",kind="drained"} 1
-Slots per host|A|h1:9100|9m|{instance="h1:9100",kind="allocatable"} 2
+Slots per host|A|h1:9100|9m|{instance="h1:9100",kind="allocatable"} 0
 Slots per host|A|h1:9100|9m|{instance="h1:9100",kind="used"} 1
 Slots per host|A|h1:9100|9m|{instance="h1:9100",kind="quarantined"} 2
-Slots per host|A|h1:9100|9m|{instance="h1:9100",kind="drained"} 0
+Slots per host|A|h1:9100|9m|{instance="h1:9100",kind="drained"} 2
 Slots per host|A|h1:9100|14m|{instance="h1:9100",kind="allocatable"} 3
 Slots per host|A|h1:9100|14m|{instance="h1:9100",kind="used"} 1
 Slots per host|A|h1:9100|14m|{instance="h1:9100",kind="quarantined"} 1
 Slots per host|A|h1:9100|14m|{instance="h1:9100",kind="drained"} 0
 Fleet slots|A|.*|9m|{kind="total"} 7
-Fleet slots|A|.*|9m|{kind="allocatable"} 2
+Fleet slots|A|.*|9m|{kind="allocatable"} 0
 Fleet slots|A|.*|9m|{kind="used"} 2
 Fleet slots|A|.*|9m|{kind="quarantined"} 2
-Fleet slots|A|.*|9m|{kind="drained"} 1
+Fleet slots|A|.*|9m|{kind="drained"} 3
 Quarantined VFs and why|A|.*|9m|{card="0000:e3:00.0",instance="h1:9100",vf="0000:e3:00.5"} 2
 Quarantined VFs and why|A|.*|9m|{card="0000:44:00.0",instance="h1:9100",vf="0000:44:01.1"} 0
 Quarantined VFs and why|A|.*|14m|{card="0000:44:00.0",instance="h1:9100",vf="0000:44:01.1"} 0
@@ -202,9 +212,10 @@ scan_and_snap() {
 
 # host1: the busy host. vfstore apply and vfstore reconcile run as the
 # services run them, one process each for the whole story, so that their
-# counters carry on from snapshot to snapshot.
+# counters carry on from snapshot to snapshot. vfrecover writes its
+# textfile into $TF, the metrics.textfile_dir of recovery_conf.
 host1() {
-	local old=2026-08-20T15:00:00Z
+	local old=2026-08-20T15:00:00Z rc=0
 	host_env h1
 	recovery_setup
 	mk_sriov_card 0000:44:00.0 0000:44:01.0 0000:44:01.1
@@ -250,9 +261,16 @@ host1() {
 	claim_line "$VF6" i-3 $old "$T/i-3.qmp"
 	wait_long has "$TF/vfsentinel-reconcile.prom" \
 	    'vfsentinel_claims_released_total 1'
+	# The card of e3:00.5 is cycled; the GPU cannot be unbound.
+	SRIOV_MODE=unbindlock vfrecover --proc-root "$T" --card "$PF" \
+	    >"$T/recover" 2>>"$T/err" 7>&- || rc=$?
+	[ "$rc" = 1 ]
+	grep -qxF '{"card":"0000:e3:00.0","result":"failed","step":"disable"}' \
+	    "$T/recover"
 	scan_and_snap s1
-	# s2: vfrecover cycles the card of e3:00.5 and clears it.
+	# s2: vfrecover resumes, cycles the card and clears e3:00.5.
 	vfrecover --proc-root "$T" --card "$PF" >"$T/recover" 2>>"$T/err" 7>&-
+	grep -qxF '{"card":"0000:e3:00.0","result":"recovered"}' "$T/recover"
 	{
 		check ok 0000:44:01.0 i-4 $old
 		check ok 0000:44:01.0 i-4 $old
@@ -354,6 +372,7 @@ promtool_file() {
 	        ($exprs[$g.key] // error("no query \($g.key)")) as $e |
 	        {expr: ($e | gsub("\\$host"; $g.host) | gsub("\\$job"; ".*") |
 	                gsub("\\$__rate_interval"; "5m") |
+	                gsub("\\$__range_s"; "900") |
 	                gsub("\\$__range"; "15m")),
 	         eval_time: $g.at,
 	         exp_samples: map(.sample | capture("^(?<l>.*) (?<v>[^ ]+)$") |
@@ -453,6 +472,7 @@ true'
 	for bad in 's/vfsentinel_vf_failures{/vfsentinel_vf_failure{/' \
 	    's/(instance, result)/(instance, outcome)/' \
 	    's/kind=~\\"allocatable|/kind=~\\"free|/' \
+	    's/vfsentinel_recovery_unfinished{/vfsentinel_recovery_in_progress{/' \
 	    's/(hypeman_instances_vgpu_quarantined_vfs{job=~\\"$job\\",instance=/(hypeman_instances_vgpu_quarantined_vfs{job=~\\"$job\\",host=/'; do
 		sed "$bad" "$DASH" >"$T/bad.json"
 		run ! cmp -s "$DASH" "$T/bad.json"
