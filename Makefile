@@ -20,6 +20,11 @@ MANDIR = $(PREFIX)/share/man
 DOCDIR = $(PREFIX)/share/doc/vfsentinel
 SYSCONFDIR ?= /etc
 SVDIR_INST ?= $(PREFIX)/share/vfsentinel/sv
+# systemd's unit directory under PREFIX: /usr/local/lib/systemd/system is
+# on systemd's search path for local installs, /usr/lib/systemd/system
+# is a package's. make install neither enables nor starts a unit.
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSTEMD_UNITS = $(notdir $(wildcard integrations/systemd/*.service))
 INSTALL ?= install
 PKG_CONFIG ?= pkg-config
 
@@ -264,6 +269,7 @@ install: all
 	$(INSTALL) -m 644 share/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
 	$(INSTALL) -m 644 share/doc/* $(DESTDIR)$(DOCDIR)/
 	$(INSTALL) -m 644 -D -t $(DESTDIR)$(PREFIX)/share/vfsentinel/grafana/ integrations/grafana/*
+	$(INSTALL) -m 644 -D -t $(DESTDIR)$(SYSTEMDUNITDIR)/ $(SYSTEMD_UNITS:%=integrations/systemd/%)
 	@conf=$(DESTDIR)$(SYSCONFDIR)/vfsentinel/vfsentinel.conf; \
 	if [ -e "$$conf" ]; then \
 		$(INSTALL) -m 644 etc/vfsentinel.conf "$$conf.dist"; \
@@ -287,6 +293,7 @@ uninstall:
 	cd $(DESTDIR)$(BINDIR_INST) && rm -f $(PROG_SRCS:src/%.c=%)
 	cd $(DESTDIR)$(MANDIR)/man1 && rm -f $(notdir $(wildcard share/man/man1/*.1))
 	rm -rf $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SVDIR_INST) $(DESTDIR)$(PREFIX)/share/vfsentinel/grafana
+	rm -f $(SYSTEMD_UNITS:%=$(DESTDIR)$(SYSTEMDUNITDIR)/%)
 	-rmdir $(DESTDIR)$(PREFIX)/share/vfsentinel 2>/dev/null
 	@echo "uninstall: kept $(DESTDIR)$(SYSCONFDIR)/vfsentinel, the data" \
 		"directory and the $(SERVICE_USER) user"

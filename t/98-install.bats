@@ -28,6 +28,16 @@ inst() {
 	[ -x "$D/usr/share/vfsentinel/sv/vfsentinel-answer/log/run" ]
 	# A staged install leaves the user and vfstore init to the target.
 	assert_output --partial "create the state directory as root"
+	# The systemd units, in systemd's unit directory under PREFIX
+	# (/usr/local/lib/systemd/system is on systemd's search path too),
+	# as they are in the tree: nothing enabled or started.
+	for p in "$VFS_ROOT"/integrations/systemd/*.service; do
+		run -0 stat -c %a "$D/usr/lib/systemd/system/${p##*/}"
+		assert_output 644
+		cmp "$p" "$D/usr/lib/systemd/system/${p##*/}"
+	done
+	run -0 find "$D" -name '*.wants'
+	assert_output ''
 }
 
 @test "make install over an edited install keeps the configuration and the services' env/ files" {
@@ -52,9 +62,13 @@ inst() {
 
 @test "make uninstall removes what install copied and keeps the configuration" {
 	run -0 inst install
+	[ -f "$D/usr/lib/systemd/system/vfsentinel-sentinel.service" ]
+	# A unit of the operator's own in the same directory stays.
+	echo '[Unit]' >"$D/usr/lib/systemd/system/other.service"
 	run -0 inst uninstall
 	run -0 find "$D" -type f
-	assert_output "$D/etc/vfsentinel/vfsentinel.conf"
+	assert_output "$D/etc/vfsentinel/vfsentinel.conf
+$D/usr/lib/systemd/system/other.service"
 	[ ! -e "$D/usr/share/vfsentinel" ]
 	[ ! -e "$D/usr/share/doc/vfsentinel" ]
 }
