@@ -3,8 +3,8 @@
  * store's exclusive lock phases.c holds: a new claim at prepare (with
  * the profile's type written, as vfpick --vf VF --claim UUID --configure
  * does), its completion from the live XML at started and reconnect, the
- * adoption of a running domain's VF at reconnect (vfpick --adopt's
- * rules), and the release at release end.
+ * adoption of a running domain's VF at reconnect (adopt.h's rules, as
+ * vfpick --adopt), and the release at release end.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "adopt.h"
 #include "auditlog.h"
 #include "endpoint.h"
 #include "log.h"
@@ -190,58 +191,22 @@ claim_complete(struct hook *h, struct claim *cl)
 	return 0;
 }
 
-/* The name under which vi offers type id (its profile), or NULL. */
-static const char *
-type_name(const struct vf_info *vi, unsigned id)
-{
-	size_t i;
-
-	for (i = 0; i < vi->ntypes; i++)
-		if (vi->types[i].id == id)
-			return vi->types[i].name;
-	return NULL;
-}
-
-/* Why v cannot be adopted for the domain (6.4 --adopt), or NULL. */
-static const char *
-adopt_refusal(const struct hook *h, const struct placement_vf *v,
-    char *msg, size_t len)
-{
-	const char *vf = v->vi->addr;
-	unsigned cur = v->vi->current_type;
-
-	if (v->claim != NULL)
-		(void)snprintf(msg, len, "VF %s is claimed by instance %.256s",
-		    vf, v->claim->instance_id);
-	else if (v->quarantined)
-		(void)snprintf(msg, len, "VF %s is quarantined", vf);
-	else if (v->drained)
-		(void)snprintf(msg, len, "VF %s is drained", vf);
-	else if (cur == 0)
-		(void)snprintf(msg, len, "VF %s has no vGPU type configured",
-		    vf);
-	else if (h->dom.profile[0] != '\0' &&
-	    placement_type_id(v->vi, h->dom.profile) != cur)
-		(void)snprintf(msg, len, "VF %s is configured with vGPU type "
-		    "%u, not profile '%s'", vf, cur, h->dom.profile);
-	else
-		return NULL;
-	return msg;
-}
-
+/* Records the claim of the running domain's VF under adopt.h's rules:
+ * its type left as it is, its profile the domain's or the type's name. */
 int
 claim_adopt(struct hook *h, const char *vf)
 {
 	const struct placement_vf *v = placement_find(&h->pl, vf);
 	char now[TIMEFMT_MAX], type_id[16], msg[512];
 	struct claim cl = { 0 };
+	const char *warning;
 	struct timespec ts;
 	long pid;
 
 	if (v == NULL)
 		return log_fail(EXIT_NO, "cannot adopt: VF not in sysfs",
 		    "{s:s}", "vf", vf);
-	if (adopt_refusal(h, v, msg, sizeof(msg)) != NULL)
+	if (adopt_check(v, h->dom.profile, msg, sizeof(msg)) != ADOPT_OK)
 		return log_fail(EXIT_NO, "cannot adopt the running domain's "
 		    "VF", "{s:s, s:s, s:s}", "vf", vf, "instance_id",
 		    h->dom.uuid, "reason", msg);
@@ -252,19 +217,17 @@ claim_adopt(struct hook *h, const char *vf)
 	memcpy(cl.vf, vf, sizeof(cl.vf));
 	cl.instance_id = h->dom.uuid;
 	cl.claimed_at = now;
-	cl.profile = h->dom.profile[0] != '\0' ? h->dom.profile :
-	    (char *)type_name(v->vi, v->vi->current_type);
+	cl.profile = (char *)adopt_profile(v, h->dom.profile);
 	cl.type_id = type_id;
 	if (claims_add(&h->claims, &cl) == -1)
 		return log_fail(EX_OSERR, "out of memory", NULL);
 	if (claim_save(h, "cannot persist the adopted claim") == -1)
 		return EX_IOERR;
-	pid = vfio_holder(h->conf.sysfs_root, h->proc_root, vf);
-	log_msg(pid > 0 ? LVL_INFO : LVL_WARN, pid > 0 ? "adopted the "
-	    "running domain's VF" : "adopted the domain's VF, but no process "
-	    "holds its VFIO device", "{s:s, s:s, s:s, s:s}", "vf", vf,
-	    "instance_id", h->dom.uuid, "domain", h->dom.name, "type_id",
-	    type_id);
+	warning = adopt_holder(h->conf.sysfs_root, h->proc_root, vf, &pid);
+	log_msg(warning ? LVL_WARN : LVL_INFO, "adopted the running domain's "
+	    "VF", "{s:s, s:s, s:s, s:s, s:s?}", "vf", vf, "instance_id",
+	    h->dom.uuid, "domain", h->dom.name, "type_id", type_id,
+	    "warning", warning);
 	return 0;
 }
 

@@ -11,11 +11,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "adopt.h"
 #include "claims.h"
 #include "healthfile.h"
 #include "log.h"
 #include "timefmt.h"
-#include "vfio.h"
 #include "vfpick.h"
 
 /* Persists the claims ledger; a failure is 74 and changes nothing. */
@@ -218,55 +218,35 @@ add_warning(struct run *r, const char *msg, const char *vf)
 	    r->instance);
 }
 
-/* Why v cannot be adopted for the profile (SPEC.md 6.4), or NULL. */
-static const char *
-adopt_refusal(const struct run *r, const struct placement_vf *v, char *msg,
-    size_t len)
-{
-	unsigned cur = v->vi->current_type;
-
-	if (v->claim != NULL)
-		(void)snprintf(msg, len, "VF %s is claimed by %.256s", r->pin,
-		    v->claim->instance_id);
-	else if (v->quarantined)
-		(void)snprintf(msg, len, "VF %s is quarantined", r->pin);
-	else if (v->drained)
-		(void)snprintf(msg, len, "VF %s is drained", r->pin);
-	else if (cur == 0)
-		(void)snprintf(msg, len, "VF %s has no vGPU type configured: "
-		    "nothing to adopt (claim it with --configure)", r->pin);
-	else if (placement_type_id(v->vi, r->profile) != cur)
-		(void)snprintf(msg, len, "VF %s is configured with vGPU type "
-		    "%u, not profile \"%.128s\"", r->pin, cur, r->profile);
-	else
-		return NULL;
-	return msg;
-}
-
 /*
  * --adopt: a VM already runs on the VF (a host that ran VMs before
- * vfsentinel): its claim is recorded and nothing touches the VF. No
- * VFIO holder means the VM may not have started: made, with a warning.
+ * vfsentinel): its claim is recorded and nothing touches the VF, under
+ * adopt.h's rules. No VFIO holder means the VM may not have started:
+ * made, with a warning.
  */
 int
 adopt_claim(struct run *r, const struct placement_vf *v)
 {
 	char msg[512];
+	enum adopt_verdict why;
+	const char *warning;
+	size_t n;
 	long pid;
 	int code;
 
-	if (adopt_refusal(r, v, msg, sizeof(msg)) != NULL)
+	if ((why = adopt_check(v, r->profile, msg, sizeof(msg))) != ADOPT_OK) {
+		n = strlen(msg);
+		if (why == ADOPT_UNCONFIGURED)
+			(void)snprintf(msg + n, sizeof(msg) - n, " (claim it "
+			    "with --configure)");
 		return log_fail(EXIT_NO, msg, "{s:s, s:s}", "vf", r->pin,
 		    "instance_id", r->instance);
+	}
 	if ((code = persist_claim(r, v->vi)) != 0)
 		return code;
-	pid = vfio_holder(r->conf.sysfs_root, r->proc_root, r->pin);
-	if (pid == 0)
-		add_warning(r, "no process holds the VF's VFIO device: the VM "
-		    "may not have started", r->pin);
-	else if (pid < 0)
-		add_warning(r, "cannot scan /proc for the VF's VFIO holder",
-		    r->pin);
+	warning = adopt_holder(r->conf.sysfs_root, r->proc_root, r->pin, &pid);
+	if (warning != NULL)
+		add_warning(r, warning, r->pin);
 	log_msg(LVL_INFO, "adopted the VF", "{s:s, s:s, s:I}", "vf", r->pin,
 	    "instance_id", r->instance, "holder_pid", (json_int_t)pid);
 	return 0;
