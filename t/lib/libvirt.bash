@@ -29,19 +29,6 @@ hook_host() {
 	export QEMU_DIR
 }
 
-# hostdev_xml VF: the <hostdev> element of a PCI VF (vfpick's form).
-hostdev_xml() {
-	local a=$1 dom bus slot fn
-	dom=${a%%:*}
-	bus=${a#*:}
-	bus=${bus%%:*}
-	slot=${a##*:}
-	fn=${slot#*.}
-	slot=${slot%.*}
-	printf "<hostdev mode='subsystem' type='pci' managed='no'><source><address domain='0x%s' bus='0x%s' slot='0x%s' function='0x%s'/></source></hostdev>\n" \
-		"$dom" "$bus" "$slot" "$fn"
-}
-
 # domain_xml [name=N] [uuid=U] [id=I] [hostdev=VF] [meta_vf=VF]
 # [profile=P] [cid=C] [channel=PATH] [console=PATH] [extra=XML]: a domain
 # XML as libvirt writes it to a hook, on stdout.
@@ -101,129 +88,8 @@ unix_listen() {
 	wait_for test -S "$1"
 }
 
-# --- a real libvirtd (t/69-libvirt-real.bats) --------------------------
-# libvirtd keeps its configuration, sockets and state at fixed paths. The
-# test's daemon runs in a private mount namespace (unshare -m, private
-# propagation) in which a directory of the test is bind-mounted over each
-# of them, so it never sees or changes the machine's libvirt and two runs
-# never collide. A holder process keeps the namespace; libvirtd, virsh
-# and anything that must see /var/lib/libvirt enter it with nsenter -m.
-LV_PATHS="/etc/libvirt /run/libvirt /var/lib/libvirt /var/log/libvirt /var/cache/libvirt"
-
-# lv_setup DIR: the namespace over DIR/{etc,run,lib,log,cache}, with a
-# qemu.conf for this machine (no virtlogd, QEMU as root, no security
-# driver) and the test's hook in DIR/etc/hooks/qemu.d/vfsentinel. Sets
-# LV (DIR) and LV_HOLDER (the holder's pid).
-lv_setup() {
-	local p
-	LV=$1
-	mkdir -p "$LV/etc/hooks/qemu.d" "$LV/run" "$LV/lib" "$LV/log" "$LV/cache"
-	printf '%s\n' 'stdio_handler = "file"' 'user = "root"' \
-		'group = "root"' 'security_driver = "none"' >"$LV/etc/qemu.conf"
-	for p in $LV_PATHS; do
-		# An empty mount point where the package made none.
-		[ -d "$p" ] || mkdir -p "$p"
-	done
-	unshare -m --propagation private sh -c '
-		lv=$1; shift
-		for p; do
-			case $p in
-			/etc/*) d=etc ;; /run/*) d=run ;; /var/lib/*) d=lib ;;
-			/var/log/*) d=log ;; *) d=cache ;;
-			esac
-			mount --bind "$lv/$d" "$p" || exit 1
-		done
-		touch "$lv/ns-ready"
-		exec sleep 900' _ "$LV" /etc/libvirt /run/libvirt /var/lib/libvirt \
-		/var/log/libvirt /var/cache/libvirt 3>&- &
-	LV_HOLDER=$!
-	export LV LV_HOLDER
-	wait_long test -e "$LV/ns-ready"
-}
-
-# lv_in CMD...: CMD inside the test's libvirt namespace.
-lv_in() {
-	nsenter -t "$LV_HOLDER" -m -- "$@"
-}
-
-# lvsh ARGS...: virsh against the test's libvirtd.
-lvsh() {
-	lv_in virsh -q -c qemu:///system "$@"
-}
-
-# lv_start: starts libvirtd in the namespace and waits until it answers
-# (its first start probes QEMU: seconds).
-lv_start() {
-	rm -f "$LV/run/libvirt-sock"
-	# Root's libvirtd keeps its pid file at /run/libvirtd.pid: outside
-	# the bind mounts, so it is named here.
-	lv_in setsid /usr/sbin/libvirtd --pid-file /run/libvirt/libvirtd.pid \
-		>>"$LV/libvirtd.out" 2>&1 3>&- &
-	wait_long test -S "$LV/run/libvirt-sock" || return 1
-	local i
-	for ((i = 0; i < 300; i++)); do
-		lvsh version >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-# lv_stop: stops libvirtd (SIGTERM; its domains keep running) and waits
-# for it to be gone.
-lv_stop() {
-	local pid
-	pid=$(cat "$LV/run/libvirtd.pid" 2>/dev/null) || return 0
-	kill -TERM "$pid" 2>/dev/null || return 0
-	wait_long sh -c '! kill -0 "$1" 2>/dev/null ||
-		grep -q "^State:.*Z" "/proc/$1/status"' _ "$pid"
-}
-
-# lv_teardown: every QEMU the daemon started, the daemon, the holder.
-lv_teardown() {
-	local f
-	for f in "$LV"/run/qemu/*.pid; do
-		[ -e "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null
-	done
-	lv_stop
-	kill -KILL "$LV_HOLDER" 2>/dev/null || true
-}
-
-# lv_hook: installs the test's hook: a wrapper that runs the libvirt-hook
-# under test on the test's fake host (VFSENTINEL_CONF), records each call
-# with its exit code in $LV/calls and the hook's stderr in $LV/hook.log,
-# and passes stderr on to libvirtd (virsh shows it).
-lv_hook() {
-	cat >"$LV/etc/hooks/qemu.d/vfsentinel" <<-EOF
-	#!/bin/sh
-	VFSENTINEL_CONF='$VFSENTINEL_CONF'
-	export VFSENTINEL_CONF
-	err=\$(mktemp '$LV/hook.XXXXXX')
-	'$VFS_BIN/libvirt-hook' "\$@" 2>"\$err"
-	rc=\$?
-	echo "\$1 \$2 \$3 rc=\$rc" >>'$LV/calls'
-	cat "\$err" >>'$LV/hook.log'
-	cat "\$err" >&2
-	rm -f "\$err"
-	exit \$rc
-	EOF
-	chmod 755 "$LV/etc/hooks/qemu.d/vfsentinel"
-}
-
-# tcg_xml NAME UUID [ELEMENTS]: a TCG domain libvirt runs here: no disk,
-# no NIC, a serial console to $LV/NAME.console, ELEMENTS appended to
-# <devices>; vfsentinel's metadata from $META (if set).
-tcg_xml() {
-	cat <<-EOF
-	<domain type='qemu'>
-	  <name>$1</name>
-	  <uuid>$2</uuid>
-	  <metadata>${META:-}</metadata>
-	  <memory unit='MiB'>96</memory>
-	  <os><type arch='x86_64' machine='pc'>hvm</type></os>
-	  <devices>
-	    <serial type='file'><source path='$LV/$1.console'/></serial>
-	    ${3:-}
-	  </devices>
-	</domain>
-	EOF
-}
+# hostdev_xml, and for a real libvirtd (t/69-libvirt-real.bats) lv_setup,
+# lv_in, lvsh, lv_start, lv_stop, lv_teardown, lv_hook and tcg_xml:
+# shared with the demo (make demo), in tools/libvirt-ns.sh.
+# shellcheck source=tools/libvirt-ns.sh
+. "$VFS_ROOT/tools/libvirt-ns.sh"
