@@ -3,7 +3,11 @@
 # simulated host and shows what it claims to: a wedged VF recorded, then
 # quarantined, placement avoiding it and its card, vfrecover cycling
 # its card (step 7) and clearing it, a SIGKILLed VMM's claim released by reconcile, and nothing left
-# running afterwards.
+# running afterwards. Where libvirt can run (tools/libvirt-ns.sh's
+# lv_missing), step 10 runs libvirt-hook under a real libvirtd: a
+# quarantined VF's domain refused with the hook's line in virsh's error,
+# a metadata VF's domain claimed, completed, alive, released on destroy;
+# elsewhere the demo says why it skips that step.
 
 load helpers
 
@@ -170,4 +174,51 @@ cycle_lines() {
 	assert_equal "$(jq -r '.[0]' <<<"${lines[0]}") $(jq -r '.[0]' <<<"${lines[1]}")" \
 	    'before after'
 	assert_equal "$((after - before))" 1
+}
+
+# step10: the demo's output from step 10's heading to the last step's.
+step10() {
+	awk '/^== 10\. / { on = 1 } /^== Done / { on = 0 } on' "$DEMO_OUT"
+}
+
+@test "step 10 runs a real libvirtd, or says why it cannot" {
+	local why
+	. "$VFS_ROOT/tools/libvirt-ns.sh"
+	run -0 step10
+	assert_line --index 0 '== 10. libvirt: libvirt-hook as the qemu hook of a real libvirtd'
+	if why=$(lv_missing); then
+		assert_line --index 1 --partial "   Skipped: $why."
+	else
+		assert_line --index 1 --partial '   libvirtd runs in a private mount namespace'
+	fi
+}
+
+LV_UUID=0c9d8e7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f
+
+@test "step 10: libvirt refuses a quarantined VF's domain with the hook's line; a metadata VF's is claimed, completed, released on destroy" {
+	local q vf why
+	. "$VFS_ROOT/tools/libvirt-ns.sh"
+	! why=$(lv_missing) || skip "$why"
+	q=$(json 'select(.outcome == "quarantined" and (has("instance_id") | not)) | .vf_address' | tr -d '"')
+	[[ $q =~ ^0000:e[34]:0[01]\.[0-7]$ ]]
+	run -0 step10
+	assert_line --partial "error: Hook script execution failed"
+	assert_line "vfsentinel: VF $q is quarantined by an operator; pick another with vfpick --profile 'NVIDIA L40S-12Q'"
+	run -0 json "select(.instance_id == \"$LV_UUID\" and .app_log) | .vf_address"
+	vf=$(tr -d '"' <<<"$output")
+	[[ $vf =~ ^0000:e[34]:0[01]\.[0-7]$ ]]
+	[ "$vf" != "$q" ]
+	run -0 json "select(.instance_id == \"$LV_UUID\" and .app_log) | [.profile, .type_id, (.control_socket | test(\"^/var/lib/libvirt/qemu/domain-[0-9]+-lv-2/monitor.sock$\")), (.app_log | endswith(\"/lv/lv-2.console\"))]"
+	assert_output '["NVIDIA L40S-12Q","1160",true,true]'
+	run -0 json "select(.instance_id == \"$LV_UUID\" and .liveness) | .liveness"
+	assert_output '"alive"'
+	# After virsh destroy: no claim left, the VF's type back to 0.
+	run -0 grep -A 2 -F -- "$LV_UUID\")' | wc -l; cat " "$DEMO_OUT"
+	assert_equal "${lines[1]} ${lines[2]}" "0 0"
+	run -0 grep -E '^lv-[12] [a-z]+ [a-z]+ rc=[0-9]+$' "$DEMO_OUT"
+	assert_equal "$output" "$(printf '%s\n' 'lv-1 prepare begin rc=1' \
+	    'lv-1 stopped end rc=0' 'lv-1 release end rc=0' \
+	    'lv-2 prepare begin rc=0' 'lv-2 start begin rc=0' \
+	    'lv-2 started begin rc=0' 'lv-2 stopped end rc=0' \
+	    'lv-2 release end rc=0')"
 }

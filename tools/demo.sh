@@ -17,6 +17,14 @@
 # that VF and claims with the same seed. The same trick shows the VF back
 # in rotation after the runbook.
 #
+# Where libvirt is installed (and the demo runs as root), a last step
+# runs libvirt-hook as the qemu hook of a real libvirtd, started in a
+# private mount namespace (tools/libvirt-ns.sh, shared with
+# t/69-libvirt-real.bats) with QEMU under TCG: a domain on a quarantined
+# VF is refused, one naming a free VF in vfsentinel's <metadata> is
+# claimed, completed and released on virsh destroy. Elsewhere the demo
+# says why it skips that step.
+#
 # Exit status 0 when every step showed what it should; 1 otherwise. Every
 # process started here is ended on exit (trap), and the temporary
 # directory is removed (set VFS_DEMO_KEEP=1 to keep it).
@@ -33,6 +41,8 @@ VMM_PIDS=
 
 # shellcheck source=t/lib/demo-host.sh
 . "$ROOT/t/lib/demo-host.sh"
+# shellcheck source=tools/libvirt-ns.sh
+. "$ROOT/tools/libvirt-ns.sh"
 
 if [ -t 1 ]; then B=$'\e[1m' N=$'\e[0m'; else B='' N=''; fi
 
@@ -59,7 +69,8 @@ capture() {
 
 fail() {
 	printf '\ndemo: FAILED: %s\n' "$*" >&2
-	for f in "$D"/logs/*.log "$D"/vm-*/guest.log; do
+	for f in "$D"/logs/*.log "$D"/vm-*/guest.log "$D"/lv/hook.log \
+	    "$D"/lv/libvirtd.out; do
 		[ -s "$f" ] || continue
 		printf -- '--- %s (last lines)\n' "${f#"$D"/}" >&2
 		tail -n 8 "$f" >&2
@@ -69,6 +80,7 @@ fail() {
 
 cleanup() {
 	local g i alive
+	[ -n "${LV_HOLDER:-}" ] && lv_teardown
 	for g in "${PGIDS[@]}"; do
 		kill -TERM -- "-$g" 2>/dev/null
 	done
@@ -238,10 +250,88 @@ start_sentinel() {
 	    >"$1/apply.out" 2>>"$1/logs/sentinel.log"' demo "$D"
 }
 
+# virsh ARGS...: the real virsh, against the demo's libvirtd (in its
+# mount namespace), so that the commands shown read as an operator types
+# them.
+virsh() {
+	lvsh "$@"
+}
+
+# free_vf: the VF a vfpick dry run offers now.
+free_vf() {
+	vfpick --profile "$PROFILE" --seed 1 2>>"$D/logs/cli.log" |
+	    jq -r .vf_address
+}
+
+# libvirt_refused VF: a domain with VF as its <hostdev>, refused by the
+# hook because the VF is quarantined.
+libvirt_refused() {
+	local xml=$D/lv/lv-1.xml
+	META="<vfsentinel:vgpu xmlns:vfsentinel='https://vfsentinel.dev/xmlns/libvirt/1' profile='$PROFILE'/>" \
+	    tcg_xml lv-1 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f1 \
+	    "$(hostdev_xml "$1")" \
+	    >"$xml"
+	say "An operator quarantines $1; a domain with it as its <hostdev> is refused:"
+	cmd "vfstore quarantine --vf $1 --reason 'demo: taken out by an operator' | jq -c ." ||
+	    fail "vfstore quarantine"
+	cmd "virsh create $xml 2>&1" && fail "libvirt started lv-1 on quarantined $1"
+	grep -q "^lv-1 prepare begin rc=1" "$D/lv/calls" ||
+	    fail "the hook did not refuse lv-1"
+}
+
+# libvirt_claimed VF: a domain naming VF in vfsentinel's metadata (as a
+# launcher that hot-plugs the VF after start does): claimed at prepare,
+# completed at started, released on destroy.
+libvirt_claimed() {
+	local xml=$D/lv/lv-2.xml uuid=0c9d8e7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f
+	META="<vfsentinel:vgpu xmlns:vfsentinel='https://vfsentinel.dev/xmlns/libvirt/1' vf='$1' profile='$PROFILE'/>" \
+	    tcg_xml lv-2 "$uuid" >"$xml"
+	say "A domain naming free VF $1 in vfsentinel's <metadata> element:"
+	cmd "grep vfsentinel: $xml | sed 's/^ *//'"
+	cmd "virsh create $xml" || fail "libvirt did not start lv-2"
+	say "The hook claimed $1 at prepare (writing the profile's type) and" \
+	    "completed the claim at started: libvirt's QMP monitor, the console file:"
+	cmd "vfstore claims | jq -c 'select(.instance_id == \"$uuid\") | {vf_address, instance_id, profile, type_id, control_socket, app_log}'"
+	[ "$(vfstore claims | jq -r "select(.instance_id == \"$uuid\") | .control_socket")" != "" ] ||
+	    fail "lv-2's claim has no control socket"
+	say "Reconcile, run in libvirtd's mount namespace (lv_in: nsenter -m)" \
+	    "where its sockets are, finds lv-2 alive (libvirt holds the monitor):"
+	cmd "lv_in vfstore reconcile --once --grace 0 --dry-run | jq -c 'select(.instance_id == \"$uuid\") | {instance_id, liveness, released}'"
+	say "virsh destroy: the hook's release end gives the VF back (type 0):"
+	cmd "virsh destroy lv-2" || fail "virsh destroy lv-2"
+	cmd "vfstore claims | jq -c 'select(.instance_id == \"$uuid\")' | wc -l; cat $D/host/sys/bus/pci/devices/$1/nvidia/current_vgpu_type"
+	vfstore claims | grep -q "$uuid" && fail "lv-2's claim was not released"
+	say "The hook's calls (domain, operation, exit code):"
+	cmd "cat $D/lv/calls"
+}
+
+# libvirt_step: step 10, where a real libvirtd can run; else says why not.
+libvirt_step() {
+	local why q t1
+	step "10. libvirt: libvirt-hook as the qemu hook of a real libvirtd"
+	if why=$(lv_missing); then
+		say "Skipped: $why. With libvirt installed (make deps, as root)" \
+		    "this step runs domains under a real libvirtd."
+		return 0
+	fi
+	t1=$SECONDS
+	lv_setup "$D/lv" || fail "no mount namespace for libvirtd"
+	lv_hook "$(command -v libvirt-hook)"
+	lv_start || fail "libvirtd did not start"
+	say "libvirtd runs in a private mount namespace over $D/lv, QEMU under" \
+	    "TCG, libvirt-hook as /etc/libvirt/hooks/qemu.d/vfsentinel on this host."
+	q=$(free_vf)
+	libvirt_refused "$q"
+	libvirt_claimed "$(free_vf)"
+	lv_teardown
+	LV_HOLDER=
+	say "(libvirt step: $((SECONDS - t1)) s)"
+}
+
 main() {
 	local t0=$SECONDS seed line p
 	for p in vfstore vfpick resources-report sentinel-poll kmsg-watch \
-	    gpu-probe vsock-answer vfrecover; do
+	    gpu-probe vsock-answer vfrecover libvirt-hook; do
 		command -v "$p" >/dev/null || { echo "demo: $p not built (run make)" >&2; exit 1; }
 	done
 	setup_host
@@ -371,6 +461,8 @@ main() {
 	[ "$(jq -r 'select(.instance_id == "vm-5") | .released' <<<"$REC")" = true ] ||
 	    fail "reconcile did not release vm-5"
 	cmd "resources-report | jq -c '{reconcile: \"after\", used_slots: .gpu.used_slots, allocatable_slots: .gpu.allocatable_slots}'"
+
+	libvirt_step
 
 	step "Done in $((SECONDS - t0)) s: wedged $WEDGED detected, quarantined, avoided, repaired; a dead VM's claim released."
 }
