@@ -4,7 +4,9 @@
  * textfile collector.
  *
  * Input: the VF inventory under SYSFS_ROOT, the health store and the
- * claims ledger, read under a shared store lock. Output: one JSON line
+ * claims ledger, read under a shared store lock, and the audit log (the
+ * cards' recoveries, for the systemic rule; appended to, never
+ * rewritten, so read without the lock). Output: one JSON line
  *	{"gpu":{"mode":"vgpu","total_slots":...,"cards":[...],
  *	"systemic_failure_suspected":false}}
  * ({} on a host without VFs), with --vfs one line per VF
@@ -204,25 +206,48 @@ load_state(struct run *r)
 	return code;
 }
 
+/*
+ * The systemic-failure rule, with the recoveries of the audit log. A log
+ * that cannot be read costs the recovery part of the rule, not the
+ * report: said at warn. 0, 71 or 70.
+ */
+static int
+systemic(struct run *r)
+{
+	const struct systemic_rule rule = systemic_rule_of(&r->conf);
+	struct systemic_recoveries rec;
+	struct timespec now;
+	int rc;
+
+	if (!r->available || r->inv.n == 0)
+		return 0;
+	if (systemic_recoveries_load(r->store.dir, &rec) == -1) {
+		if (errno == ENOMEM)
+			return log_fail(EX_OSERR, "out of memory", NULL);
+		log_msg(LVL_WARN, "cannot read the audit log; the systemic "
+		    "rule ignores recoveries", "{s:s, s:s}", "dir",
+		    r->store.dir, "error", io_strerror(errno));
+	}
+	timefmt_now(&now);
+	rc = systemic_check(&r->pl, &rec, &rule, &now, &r->sys);
+	systemic_recoveries_release(&rec);
+	if (rc == -1)
+		return log_fail(EX_SOFTWARE, "systemic check without the "
+		    "health state", NULL);
+	return 0;
+}
+
 /* Classifies every VF (the placement rule), sums up the profiles and
- * applies the systemic-failure rule. 0 or 71. */
+ * applies the systemic-failure rule. 0, 71 or 70. */
 static int
 tally(struct run *r)
 {
-	const struct systemic_rule rule = systemic_rule_of(&r->conf);
-	struct timespec now;
-
 	r->names = calloc(r->inv.n ? r->inv.n : 1, sizeof(*r->names));
 	if (r->names == NULL || placement_build(&r->pl, &r->inv,
 	    r->available ? &r->health : NULL, &r->claims, &r->drains) == -1 ||
 	    (r->profiles = placement_profiles(&r->pl, &r->nprofiles)) == NULL)
 		return log_fail(EX_OSERR, "out of memory", NULL);
-	timefmt_now(&now);
-	if (r->available && systemic_check(&r->pl, &rule, &now,
-	    &r->sys) == -1)
-		return log_fail(EX_SOFTWARE, "systemic check without the "
-		    "health state", NULL);
-	return 0;
+	return systemic(r);
 }
 
 static json_t *

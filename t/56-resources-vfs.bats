@@ -208,49 +208,174 @@ random_states() {
 	assert_output 5
 }
 
-@test "systemic: failures within the window on two cards set the flag" {
-	five_states
-	failed_ago 0000:e3:00.6 100
-	failed_ago 0000:e4:00.4 5000 200
+# The systemic rule (SPEC.md 6.5) on an 8-card host of 4 VFs each
+# (mk_host: card c is 0000:BUS:00.0, BUS 40, 44, ... 5c; its VFs
+# 0000:BUS:01.0-3).
+
+# ago S: the RFC 3339 time S seconds ago.
+ago() {
+	date -u -d "@$(($(date +%s) - $1))" +%Y-%m-%dT%H:%M:%SZ
+}
+
+# failed_run VF BEGAN REPORTED: a failure on VF of an assignment that
+# began BEGAN seconds ago, reported REPORTED seconds ago, added to VF's
+# record.
+failed_run() {
+	_store_edit "$DATA/gpu/vf-health.json" records \
+	    '.records = ([.records[] | select(.vf_address != $vf)] +
+	    [(first(.records[] | select(.vf_address == $vf)) //
+	    {vf_address: $vf, failures: []}) | .failures += [{instance_id:
+	    "i-\($vf)-\(.failures | length)", assigned_at: $began,
+	    reported_at: $reported}]] | sort_by(.vf_address))' \
+	    --arg vf "$1" --arg began "$(ago "$2")" --arg reported "$(ago "$3")"
+}
+
+# claim_ago VF S: a claim of VF made S seconds ago (claim's are months
+# old).
+claim_ago() {
+	_store_edit "$DATA/gpu/vf-claims.json" claims \
+	    '.claims = (.claims + [{vf_address: $vf, instance_id: "i-\($vf)",
+	    claimed_at: $at, profile: $p, type_id: "1160"}]
+	    | sort_by(.vf_address))' \
+	    --arg vf "$1" --arg at "$(ago "$2")" --arg p "$P12"
+}
+
+# recovered CARD S [PROG]: the audit line of vfrecover's clear of CARD,
+# S seconds ago (PROG: another program's clear).
+recovered() {
+	mkdir -p "$DATA/gpu"
+	jq -nc --arg ts "$(ago "$2")" --arg card "$1" \
+	    --arg prog "${3:-vfrecover}" '{ts: $ts, prog: $prog,
+	    command: "clear", card: $card, vfs: [], uid: 0, user: "root",
+	    outcome: "done"}' >>"$DATA/gpu/audit.jsonl"
+}
+
+# systemic_is JSON: the flag and the reason (null when absent) of a
+# report, and the gauge agrees.
+systemic_is() {
+	local gauge=0
 	run -0 --separate-stderr report
-	run -0 jq -c '.gpu | [.systemic_failure_suspected, .systemic_reason]' <<<"$output"
-	assert_output '[true,"failures on 2 VFs of 2 cards within 3600 s"]'
+	run -0 jq -c '.gpu | [.systemic_failure_suspected, .systemic_reason]' \
+	    <<<"$output"
+	assert_output "$1"
+	[[ "$1" != '[true,'* ]] || gauge=1
 	run -0 --separate-stderr report --format prometheus
-	assert_line 'vfsentinel_systemic_failure_suspected 1'
+	assert_line "vfsentinel_systemic_failure_suspected $gauge"
 }
 
-@test "systemic: three VFs on one card set the flag, two do not" {
-	five_states
-	failed_ago 0000:e3:00.4 10
-	failed_ago 0000:e3:00.6 20
-	run -0 --separate-stderr report
-	run -0 jq -c '.gpu | [.systemic_failure_suspected, has("systemic_reason")]' <<<"$output"
-	assert_output '[false,false]'
-	failed_ago 0000:e3:00.7 30 40
-	run -0 --separate-stderr report
-	run -0 jq -c '.gpu | [.systemic_failure_suspected, .systemic_reason]' <<<"$output"
-	assert_output '[true,"failures on 3 VFs of 1 card within 3600 s"]'
+@test "systemic: one mass VMM kill wedging 8 VFs on 4 cards of an 8-card host is not systemic" {
+	local bus
+	mk_host "$SYSFS" 8 4
+	# 16 VMs run for months, two on each card; three more started
+	# within the window.
+	for bus in 40 44 48 4c 50 54 58 5c; do
+		claim 0000:$bus:01.0 "i-$bus-0"
+		claim 0000:$bus:01.1 "i-$bus-1"
+	done
+	claim_ago 0000:50:01.2 600
+	claim_ago 0000:54:01.2 500
+	claim_ago 0000:58:01.2 400
+	# The OOM killer takes 8 VMs on 4 cards; each VF wedges and the
+	# sentinel reports it. Two of them had started within the window.
+	for bus in 40 44 48 4c; do
+		failed_run 0000:$bus:01.0 9000000 60
+		failed_run 0000:$bus:01.1 9000000 59
+	done
+	failed_run 0000:40:01.2 1800 58
+	failed_run 0000:44:01.2 1200 57
+	systemic_is '[false,null]'
+	# Were all eight killed VMs young, with nothing else assigned
+	# since, the rule could not tell the kill from a rollout: every VF
+	# assigned within the window failed.
+	rm "$DATA/gpu/vf-health.json" "$DATA/gpu/vf-claims.json"
+	for bus in 40 44 48 4c; do
+		failed_run 0000:$bus:01.0 900 60
+		failed_run 0000:$bus:01.1 900 59
+	done
+	systemic_is '[true,"failures on 8 of the 8 VFs assigned within 3600 s"]'
 }
 
-@test "systemic: failures older than the window are ignored; the recovery.* keys move the rule" {
-	five_states
-	failed_ago 0000:e3:00.6 4000
-	failed_ago 0000:e4:00.4 3700
+@test "systemic: a rollout that fails half the VFs assigned within the window is systemic" {
+	mk_host "$SYSFS" 8 4
+	claim 0000:40:01.0 i-old-1
+	claim 0000:44:01.0 i-old-2
+	# Since the rollout six VMs booted: three failed, three run.
+	failed_run 0000:48:01.0 900 880
+	failed_run 0000:4c:01.0 600 590
+	claim_ago 0000:50:01.0 300
+	claim_ago 0000:54:01.0 240
+	claim_ago 0000:58:01.0 120
+	systemic_is '[false,null]'
+	failed_run 0000:5c:01.0 60 50
+	systemic_is '[true,"failures on 3 of the 6 VFs assigned within 3600 s"]'
+	# One VF failing twice is still one VF.
+	failed_run 0000:5c:01.0 40 30
+	systemic_is '[true,"failures on 3 of the 6 VFs assigned within 3600 s"]'
+	echo 'recovery.systemic_fraction = 0.6' >"$VFSENTINEL_CONF"
+	systemic_is '[false,null]'
+	echo 'recovery.systemic_fraction = 0.25' >"$VFSENTINEL_CONF"
+	systemic_is '[true,"failures on 3 of the 6 VFs assigned within 3600 s"]'
+	# A window of 700 s: two failed (5c and 4c) of five assigned.
+	printf 'recovery.systemic_window = 700\nrecovery.systemic_fraction = 0.4\n' \
+	    >"$VFSENTINEL_CONF"
+	systemic_is '[true,"failures on 2 of the 5 VFs assigned within 700 s"]'
+	echo 'recovery.systemic_window = 700' >"$VFSENTINEL_CONF"
+	systemic_is '[false,null]'
+}
+
+@test "systemic: a card that fails again right after its recovery is systemic" {
+	mk_host "$SYSFS" 8 4
+	claim 0000:40:01.0 i-old-1
+	claim_ago 0000:48:01.0 300
+	claim_ago 0000:4c:01.0 300
+	recovered 0000:44:00.0 1200
+	failed_run 0000:44:01.0 600 300
+	systemic_is '[true,"failures on 1 VF of card 0000:44:00.0 since its recovery"]'
+	# Both rules: the reasons are joined.
+	failed_run 0000:48:01.1 200 100
+	systemic_is '[true,"failures on 1 VF of card 0000:44:00.0 since its recovery; failures on 2 of the 4 VFs assigned within 3600 s"]'
+	rm "$DATA/gpu/vf-health.json"
+	failed_run 0000:44:01.0 600 300
+	# A newer recovery of the card: the failure came before it.
+	recovered 0000:44:00.0 200
+	systemic_is '[false,null]'
+	# A recovery older than the window does not count, nor an
+	# operator's clear, nor a failure of an assignment older than the
+	# recovery.
+	rm "$DATA/gpu/audit.jsonl"
+	recovered 0000:44:00.0 4000
+	recovered 0000:44:00.0 1000 vfstore
+	systemic_is '[false,null]'
+	rm "$DATA/gpu/audit.jsonl"
+	recovered 0000:44:00.0 500
+	systemic_is '[false,null]'
+	# An unreadable audit log: the recoveries are unknown, said once.
+	rm "$DATA/gpu/audit.jsonl"
+	mkfifo "$DATA/gpu/audit.jsonl"
 	run -0 --separate-stderr report
 	run -0 jq -c '.gpu.systemic_failure_suspected' <<<"$output"
 	assert_output false
+	assert_equal "$(jq -r .msg <<<"$stderr")" \
+	    "cannot read the audit log; the systemic rule ignores recoveries"
+}
+
+@test "systemic: the recovery.* keys move the rule; systemic_cards and systemic_vfs are accepted and replaced" {
+	mk_host "$SYSFS" 8 4
+	failed_run 0000:40:01.0 5000 4000
+	failed_run 0000:44:01.0 3700 3650
+	systemic_is '[false,null]'
 	echo 'recovery.systemic_window = 7200' >"$VFSENTINEL_CONF"
+	systemic_is '[true,"failures on 2 of the 2 VFs assigned within 7200 s"]'
+	printf 'recovery.systemic_cards = 1\nrecovery.systemic_vfs = 1\n' \
+	    >"$VFSENTINEL_CONF"
+	systemic_is '[false,null]'
+	for bad in 0 1.5 -0.5 0.5x .5 abc ''; do
+		echo "recovery.systemic_fraction = $bad" >"$VFSENTINEL_CONF"
+		run -78 --separate-stderr report
+		[[ "$stderr" == *'recovery.systemic_fraction'* ]]
+	done
+	echo 'recovery.systemic_fraction = 1' >"$VFSENTINEL_CONF"
 	run -0 --separate-stderr report
-	run -0 jq -r '.gpu.systemic_reason' <<<"$output"
-	assert_output 'failures on 2 VFs of 2 cards within 7200 s'
-	printf 'recovery.systemic_window = 7200\nrecovery.systemic_cards = 3\n' >"$VFSENTINEL_CONF"
-	run -0 --separate-stderr report
-	run -0 jq -c '.gpu.systemic_failure_suspected' <<<"$output"
-	assert_output false
-	printf 'recovery.systemic_window = 7200\nrecovery.systemic_cards = 3\nrecovery.systemic_vfs = 1\n' >"$VFSENTINEL_CONF"
-	run -0 --separate-stderr report
-	run -0 jq -r '.gpu.systemic_reason' <<<"$output"
-	assert_output 'failures on 2 VFs of 2 cards within 7200 s'
 	echo 'recovery.systemic_cards = 0' >"$VFSENTINEL_CONF"
 	run -78 --separate-stderr report
 	[[ "$stderr" == *'recovery.systemic_cards'* ]]

@@ -188,17 +188,29 @@ picker() {
 	assert_equal "$(tail -n 1 "$T/out")" '{"card":"0000:e3:00.0","result":"recovered"}'
 }
 
+# ago S: the RFC 3339 time S seconds ago.
+ago() {
+	date -u -d "@$(($(date +%s) - $1))" +%Y-%m-%dT%H:%M:%SZ
+}
+
+# report_failure VF BEGAN: the sentinel's report of a failure on VF of an
+# assignment that began BEGAN seconds ago.
+report_failure() {
+	vfstore --data-dir "$DATA" report-failure --vf "$1" --instance "i-$1" \
+	    --assigned-at "$(ago "$2")" >/dev/null 2>&1
+}
+
 @test "vfrecover: a suspected systemic failure stops preflight and changes nothing; --force cycles anyway" {
 	local vf
+	# Every VF of the host booted within the window, and every one failed.
 	for vf in $VF4 $VF5 $VF6; do
-		vfstore --data-dir "$DATA" report-failure --vf $vf --instance "i-$vf" \
-		    --assigned-at 2026-08-20T15:00:00Z >/dev/null 2>&1
+		report_failure $vf 600
 	done
 	before=$(sha "$DATA/gpu/vf-health.json")
 	run -1 --separate-stderr rec --card $PF
 	assert_equal "$(steps)" "preflight:failed"
 	run -0 jq -r 'select(.status) | .systemic_reason, .error' <<<"$output"
-	assert_output "failures on 3 VFs of 1 card within 3600 s
+	assert_output "failures on 3 of the 3 VFs assigned within 3600 s
 systemic failure suspected; --force to cycle"
 	assert_equal "$(sha "$DATA/gpu/vf-health.json")" "$before"
 	assert_equal "$(cat "$CALLS")" ""
@@ -212,6 +224,53 @@ systemic failure suspected; --force to cycle"
 	assert_output null
 	run -0 jq -r 'select(.command == "clear") | .dropped | map(.vf_address) | join(" ")' "$AUDIT"
 	assert_output "$VF4 $VF5 $VF6"
+}
+
+@test "vfrecover: wedges from one mass VMM kill on 4 cards of an 8-card host do not stop preflight" {
+	local bus
+	for bus in 40 44 48 4c 50 54 58; do
+		mk_sriov_card 0000:$bus:00.0 0000:$bus:01.{0,1,2,3}
+	done
+	# The OOM killer takes 8 long-running VMs on 4 cards, this one
+	# among them; each VF wedges (threshold 1: quarantined).
+	echo 'gpu.vf_quarantine_threshold = 1' >>"$VFSENTINEL_CONF"
+	report_failure $VF4 9000000
+	report_failure $VF5 9000000
+	for bus in 40 44 48; do
+		report_failure 0000:$bus:01.0 9000000
+		report_failure 0000:$bus:01.1 9000000
+	done
+	quarantined $VF4
+	run -0 --separate-stderr rec --card $PF
+	assert_line --index 0 '{"card":"0000:e3:00.0","step":"preflight","status":"done","vfs":["0000:e3:00.4","0000:e3:00.5","0000:e3:00.6"],"wedged":["0000:e3:00.4","0000:e3:00.5"]}'
+	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"recovered"}'
+	run -0 jq -c '[.records[].vf_address | select(startswith("0000:e3:"))]' \
+	    "$DATA/gpu/vf-health.json"
+	assert_output '[]'
+	# The next card of the kill passes preflight too.
+	run -0 --separate-stderr rec --card 0000:40:00.0 --dry-run
+	assert_line --index 0 '{"card":"0000:40:00.0","step":"preflight","status":"done","vfs":["0000:40:01.0","0000:40:01.1","0000:40:01.2","0000:40:01.3"],"wedged":["0000:40:01.0","0000:40:01.1"]}'
+}
+
+@test "vfrecover: a card that fails again right after its recovery stops preflight" {
+	run -0 --separate-stderr rec --card $PF
+	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"recovered"}'
+	# A VM boots on the recovered card and fails.
+	report_failure $VF4 0
+	run -1 --separate-stderr rec --card $PF
+	assert_equal "$(steps)" "preflight:failed"
+	run -0 jq -r 'select(.status) | .systemic_reason' <<<"$output"
+	assert_output "failures on 1 VF of card 0000:e3:00.0 since its recovery"
+	run -0 --separate-stderr rec --card $PF --force
+	assert_line --index 0 --partial '"forced":true'
+	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"recovered"}'
+	# An audit log that cannot be read hides the recoveries: no cycle.
+	rm "$AUDIT"
+	mkfifo "$AUDIT"
+	run -74 --separate-stderr rec --card $PF
+	assert_equal "$output" ""
+	[[ "$stderr" == *'"msg":"cannot apply the systemic-failure rule","error":"not a regular file"'* ]]
+	assert_file_not_exists "$JOURNAL"
 }
 
 @test "vfrecover: a failed verification ends the run with exit 1 and leaves the card drained" {

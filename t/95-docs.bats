@@ -13,7 +13,7 @@ sentinel.interval=5 sentinel.timeout=5 sentinel.concurrency=64
 guest.vsock_port=2222 metrics.textfile_dir=/var/lib/prometheus/node-exporter
 sentinel.framework_recheck=60 sentinel.console_kernel_lines=auto
 reconcile.grace=120
-recovery.systemic_window=3600 recovery.systemic_cards=2 recovery.systemic_vfs=3
+recovery.systemic_window=3600 recovery.systemic_fraction=0.5
 recovery.quiesce_command= recovery.restore_command=
 recovery.sriov_manage=/usr/lib/nvidia/sriov-manage recovery.verify_command=
 recovery.step_timeout=120 recovery.settle_timeout=60

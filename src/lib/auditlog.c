@@ -236,6 +236,7 @@ audit_matches(const json_t *line, const char *vf, const char *card)
 struct audit_walk {
 	const char *vf;
 	const char *card;
+	const char *text;		/* NULL, or what a line must hold */
 	int (*fn)(const json_t *, void *);
 	void *arg;
 	size_t skipped;
@@ -246,9 +247,13 @@ static int
 walk_line(struct audit_walk *w, const char *text, size_t len)
 {
 	const char *why;
-	json_t *obj = jsonl_parse(text, len, &why);
+	json_t *obj;
 	int rc = 0;
 
+	if (w->text != NULL && memmem(text, len, w->text,
+	    strlen(w->text)) == NULL)
+		return 0;
+	obj = jsonl_parse(text, len, &why);
 	if (obj == NULL)
 		w->skipped++;
 	else if (audit_matches(obj, w->vf, w->card))
@@ -286,25 +291,42 @@ walk_file(struct audit_walk *w, const char *path)
 	return rc;
 }
 
-int
-audit_read(const char *gpu_dir, const char *vf, const char *card,
-    int (*fn)(const json_t *line, void *arg), void *arg, size_t *skipped)
+/* Both files, oldest first. */
+static int
+walk(struct audit_walk *w, const char *gpu_dir, size_t *skipped)
 {
-	struct audit_walk w = { .vf = vf, .card = card, .fn = fn, .arg = arg };
 	char path[PATH_MAX];
 	int rc;
 
 	if (io_pathf(path, sizeof(path), "%s/%s", gpu_dir, AUDIT_OLD_FILE) < 0)
 		return -1;
-	if ((rc = walk_file(&w, path)) == 0) {
+	if ((rc = walk_file(w, path)) == 0) {
 		if (io_pathf(path, sizeof(path), "%s/%s", gpu_dir,
 		    AUDIT_FILE) < 0)
 			return -1;
-		rc = walk_file(&w, path);
+		rc = walk_file(w, path);
 	}
 	if (skipped != NULL)
-		*skipped = w.skipped;
+		*skipped = w->skipped;
 	return rc;
+}
+
+int
+audit_read(const char *gpu_dir, const char *vf, const char *card,
+    int (*fn)(const json_t *line, void *arg), void *arg, size_t *skipped)
+{
+	struct audit_walk w = { .vf = vf, .card = card, .fn = fn, .arg = arg };
+
+	return walk(&w, gpu_dir, skipped);
+}
+
+int
+audit_read_text(const char *gpu_dir, const char *text,
+    int (*fn)(const json_t *line, void *arg), void *arg, size_t *skipped)
+{
+	struct audit_walk w = { .text = text, .fn = fn, .arg = arg };
+
+	return walk(&w, gpu_dir, skipped);
 }
 
 struct audit_last {

@@ -65,6 +65,15 @@ int audit_read(const char *gpu_dir, const char *vf, const char *card,
     int (*fn)(const json_t *line, void *arg), void *arg, size_t *skipped);
 
 /*
+ * audit_read() of the lines whose bytes hold text (such as
+ * "\"command\":\"clear\"", as audit_append() writes it: compact JSON):
+ * the others are passed over unparsed, so a reader that wants a few lines
+ * of a full log (2 MiB) does not parse all of it. Same returns.
+ */
+int audit_read_text(const char *gpu_dir, const char *text,
+    int (*fn)(const json_t *line, void *arg), void *arg, size_t *skipped);
+
+/*
  * audit_read() that calls fn on the last limit matching lines only: a
  * first walk counts the matches, a second skips all but the last limit
  * (lines appended between the walks are passed too). Needs no memory

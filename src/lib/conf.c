@@ -22,7 +22,12 @@ enum key_kind {
 	KEY_PATH,
 	KEY_UINT,
 	KEY_STRING,			/* UTF-8 text, "" allowed; max: size */
-	KEY_BOOL			/* true or false */
+	KEY_BOOL,			/* true or false */
+	KEY_FRACTION,			/* above 0, at most 1; a double */
+	KEY_REPLACED			/* a whole number in [min, max], read
+					 * and ignored: a key a newer one
+					 * replaced, kept so that old files
+					 * load; not listed by conf_json() */
 };
 
 struct key {
@@ -57,10 +62,11 @@ static const struct key keys[] = {
 	    0, 86400 },
 	{ "recovery.systemic_window", KEY_UINT,
 	    offsetof(struct conf, systemic_window), 1, 2592000 },
-	{ "recovery.systemic_cards", KEY_UINT,
-	    offsetof(struct conf, systemic_cards), 1, 1000000 },
-	{ "recovery.systemic_vfs", KEY_UINT,
-	    offsetof(struct conf, systemic_vfs), 1, 1000000 },
+	{ "recovery.systemic_fraction", KEY_FRACTION,
+	    offsetof(struct conf, systemic_fraction), 0, 0 },
+	/* Replaced by systemic_fraction (SPEC.md 6.5). */
+	{ "recovery.systemic_cards", KEY_REPLACED, 0, 1, 1000000 },
+	{ "recovery.systemic_vfs", KEY_REPLACED, 0, 1, 1000000 },
 	{ "recovery.quiesce_command", KEY_STRING,
 	    offsetof(struct conf, quiesce_command), 0, CONF_COMMAND_MAX },
 	{ "recovery.restore_command", KEY_STRING,
@@ -97,8 +103,7 @@ conf_defaults(struct conf *c)
 	strcpy(c->console_kernel_lines, "auto");
 	c->reconcile_grace = 120;
 	c->systemic_window = 3600;
-	c->systemic_cards = 2;
-	c->systemic_vfs = 3;
+	c->systemic_fraction = 0.5;
 	strcpy(c->sriov_manage, "/usr/lib/nvidia/sriov-manage");
 	c->step_timeout = 120;
 	c->settle_timeout = 60;
@@ -120,6 +125,32 @@ conf_parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
 	if (errno != 0 || *end != '\0' || v < min || v > max)
 		return -1;
 	*out = (unsigned)v;
+	return 0;
+}
+
+int
+conf_parse_fraction(const char *s, double *out)
+{
+	static const char digits[] = "0123456789";
+	const char *p = s + strspn(s, digits);
+	double v;
+	char *end;
+
+	if (p == s)
+		return -1;
+	if (*p == '.') {
+		if (strspn(p + 1, digits) == 0)
+			return -1;
+		p += 1 + strspn(p + 1, digits);
+	}
+	if (*p != '\0')
+		return -1;
+	/* Digits and a '.': strtod() reads them so in the C locale, and the
+	 * programs never set another. */
+	v = strtod(s, &end);
+	if (*end != '\0' || !(v > 0.0 && v <= 1.0))
+		return -1;
+	*out = v;
 	return 0;
 }
 
@@ -159,6 +190,17 @@ apply_uint(const struct key *k, const char *value, unsigned *field,
 	return -1;
 }
 
+/* A value for a fraction key; 0, or -1 with what is accepted in why. */
+static int
+apply_fraction(const char *value, double *field, char *why, size_t whylen)
+{
+	if (conf_parse_fraction(value, field) == 0)
+		return 0;
+	snprintf(why, whylen, "invalid value (expected a fraction above 0 "
+	    "and at most 1, as 0.5)");
+	return -1;
+}
+
 /* A value for a true/false key; 0, or -1 with what is accepted in why. */
 static int
 apply_bool(const char *value, bool *field, char *why, size_t whylen)
@@ -182,6 +224,7 @@ apply(struct conf *c, const char *name, const char *value, char *why,
 	const struct key *k = find_key(name);
 	char *field;
 	const char *bad = NULL;
+	unsigned ignored;
 
 	if (k == NULL)
 		bad = "unknown key";
@@ -190,6 +233,11 @@ apply(struct conf *c, const char *name, const char *value, char *why,
 		    k->offset), why, whylen);
 	else if (k->kind == KEY_UINT)
 		return apply_uint(k, value, (unsigned *)(void *)((char *)c +
+		    k->offset), why, whylen);
+	else if (k->kind == KEY_REPLACED)
+		return apply_uint(k, value, &ignored, why, whylen);
+	else if (k->kind == KEY_FRACTION)
+		return apply_fraction(value, (double *)(void *)((char *)c +
 		    k->offset), why, whylen);
 	else if (k->kind == KEY_STRING && !utf8_valid_str(value))
 		bad = "invalid value (not UTF-8)";
@@ -296,13 +344,15 @@ key_json(const struct conf *c, const struct key *k)
 	if (k->kind == KEY_UINT)
 		v = json_integer((json_int_t)*(const unsigned *)(const void *)
 		    field);
+	else if (k->kind == KEY_FRACTION)
+		v = json_real(*(const double *)(const void *)field);
 	else if (k->kind == KEY_BOOL)
 		v = json_boolean(*(const bool *)(const void *)field);
 	else
 		v = json_string(field);
 	if (v == NULL)
-		errno = k->kind == KEY_UINT || utf8_valid_str(field) ? ENOMEM :
-		    EILSEQ;
+		errno = k->kind == KEY_UINT || k->kind == KEY_FRACTION ||
+		    utf8_valid_str(field) ? ENOMEM : EILSEQ;
 	return v;
 }
 
@@ -318,6 +368,8 @@ conf_json(const struct conf *c)
 		return NULL;
 	}
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (keys[i].kind == KEY_REPLACED)
+			continue;
 		v = key_json(c, &keys[i]);
 		if (v == NULL ||
 		    json_object_set_new(obj, keys[i].name, v) < 0) {

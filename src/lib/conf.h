@@ -29,8 +29,7 @@ struct conf {
 					 * auto, on or off (SPEC 6.2) */
 	unsigned reconcile_grace;	/* reconcile.grace, seconds */
 	unsigned systemic_window;	/* recovery.systemic_window, s */
-	unsigned systemic_cards;	/* recovery.systemic_cards */
-	unsigned systemic_vfs;		/* recovery.systemic_vfs */
+	double systemic_fraction;	/* recovery.systemic_fraction, (0, 1] */
 	char quiesce_command[CONF_COMMAND_MAX];	/* recovery.*: "" = none */
 	char restore_command[CONF_COMMAND_MAX];
 	char sriov_manage[PATH_MAX];	/* recovery.sriov_manage */
@@ -70,5 +69,9 @@ struct json_t *conf_json(const struct conf *c);
 /* Parses a whole decimal number in [min, max]. 0 or -1. */
 int conf_parse_uint(const char *s, unsigned min, unsigned max,
     unsigned *out);
+
+/* Parses a fraction above 0 and at most 1: digits, then "." and digits
+ * if any ("0.5", "1", "0.25"). 0 or -1. */
+int conf_parse_fraction(const char *s, double *out);
 
 #endif

@@ -139,8 +139,9 @@ vfs_prom(const struct run *r, struct prom *p)
 	prom_sample(p, "vfsentinel_build_info", (const char *[]){ "version",
 	    VFS_VERSION, NULL }, 1);
 	prom_gauge(p, "vfsentinel_systemic_failure_suspected", "1 while "
-	    "recent failures span recovery.systemic_cards cards or "
-	    "recovery.systemic_vfs VFs of one card (0 while unknown).",
+	    "failures look systemic: recovery.systemic_fraction of the VFs "
+	    "assigned within recovery.systemic_window failed, or a card "
+	    "failed again after its recovery (0 while unknown).",
 	    r->sys.suspected);
 }
 

@@ -69,9 +69,9 @@ preflight_checks(struct recovery_run *r, struct systemic *sy)
 		if (health_vf_quarantined(&h, r->vfs.v[i]) &&
 		    vf_list_add(&r->wedged, r->vfs.v[i]) < 0)
 			rc = rstep_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM, NULL);
-	if (rc == 0 && recovery_systemic(r->conf, &h, &c, sy) < 0)
-		rc = rstep_fail(r, EX_OSERR, RECOVERRUN_EV_SYSTEMIC,
-		    strerror(errno));
+	if (rc == 0 && recovery_systemic(r->conf, r->s.dir, &h, &c, sy) < 0)
+		rc = rstep_fail(r, errno == ENOMEM ? EX_OSERR : EX_IOERR,
+		    RECOVERRUN_EV_SYSTEMIC, io_strerror(errno));
 	health_release(&h);
 	claims_release(&c);
 	return rc;

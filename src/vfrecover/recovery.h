@@ -163,10 +163,13 @@ int recovery_wait_unheld(const char *proc_root, unsigned timeout_s,
 
 /*
  * The systemic-failure rule (systemic.h) of configuration c over the
- * whole host's VFs (h and c: the store and the ledger). 0 or -1/errno.
+ * whole host's VFs (h and c: the store and the ledger), with the cards'
+ * recoveries from the audit log under GPU_DIR. 0 or -1/errno (also when
+ * the audit log cannot be read: a card that failed again after its
+ * recovery must not be cycled unseen).
  */
-int recovery_systemic(const struct conf *conf, const struct health *h,
-    const struct claims *c, struct systemic *out);
+int recovery_systemic(const struct conf *conf, const char *gpu_dir,
+    const struct health *h, const struct claims *c, struct systemic *out);
 
 /*
  * The idle rule for vfs: each VF claimed (instance_id), allocated in

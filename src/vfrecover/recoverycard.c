@@ -330,20 +330,23 @@ recovery_wait_unheld(const char *proc_root, unsigned timeout_s,
 }
 
 int
-recovery_systemic(const struct conf *conf, const struct health *h,
-    const struct claims *c, struct systemic *out)
+recovery_systemic(const struct conf *conf, const char *gpu_dir,
+    const struct health *h, const struct claims *c, struct systemic *out)
 {
 	struct systemic_rule rule = systemic_rule_of(conf);
+	struct systemic_recoveries rec = { 0 };
 	struct vf_inventory inv = { 0 };
 	struct placement p = { 0 };
 	struct timespec now;
 	int rc = -1;
 
 	timefmt_now(&now);
-	if (sysfs_inventory(conf->sysfs_root, &inv, NULL) == 0 &&
+	if (systemic_recoveries_load(gpu_dir, &rec) == 0 &&
+	    sysfs_inventory(conf->sysfs_root, &inv, NULL) == 0 &&
 	    placement_build(&p, &inv, h, c, NULL) == 0)
-		rc = systemic_check(&p, &rule, &now, out);
+		rc = systemic_check(&p, &rec, &rule, &now, out);
 	placement_release(&p);
 	sysfs_inventory_release(&inv);
+	systemic_recoveries_release(&rec);
 	return rc;
 }

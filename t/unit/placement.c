@@ -14,7 +14,6 @@
 #include "healthfile.h"
 #include "healthrules.h"
 #include "placement.h"
-#include "systemic.h"
 #include "tap.h"
 
 #define CARD_A "0000:e3:00.0"
@@ -341,30 +340,6 @@ test_unavailable(const struct vf_inventory *inv, const struct claims *c)
 	placement_release(&p);
 }
 
-/* A health store of failures reported AGO seconds before NOW, per VF. */
-#define NOW 1800000000
-static void
-failures_at(struct health *h, const char *const vfs[][3], size_t n)
-{
-	struct vf_record *rec;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if ((rec = health_record_get(h, vfs[i][0])) == NULL)
-			abort();
-		rec->failures = calloc(2, sizeof(*rec->failures));
-		if (rec->failures == NULL)
-			abort();
-		rec->failures[0].instance_id = strdup("i-a");
-		rec->failures[0].assigned_at = strdup("a");
-		rec->failures[0].reported_at.tv_sec = NOW - atoi(vfs[i][1]);
-		rec->failures[1].instance_id = strdup("i-b");
-		rec->failures[1].assigned_at = strdup("b");
-		rec->failures[1].reported_at.tv_sec = NOW - atoi(vfs[i][2]);
-		rec->nfailures = 2;
-	}
-}
-
 /* Drained VFs: out of placement, their own view, health untouched. */
 static void
 test_drained(const struct vf_inventory *inv, const struct health *h,
@@ -407,84 +382,6 @@ test_drained(const struct vf_inventory *inv, const struct health *h,
 	    p.drained == 0, "drains unknown: nothing allocatable");
 	placement_release(&p);
 	drains_release(&d);
-}
-
-/* The systemic rule on inv with failures (VF, age, age) per line. */
-static struct systemic
-systemic_of(const struct vf_inventory *inv, const struct claims *c,
-    const char *const vfs[][3], size_t n, unsigned window)
-{
-	const struct systemic_rule rule = { window, 2, 3 };
-	const struct timespec now = { NOW, 0 };
-	struct health h = { .threshold = 1000 };
-	struct placement p;
-	struct systemic s;
-
-	failures_at(&h, vfs, n);
-	if (placement_build(&p, inv, &h, c, &no_drains) == -1 ||
-	    systemic_check(&p, &rule, &now, &s) == -1)
-		abort();
-	placement_release(&p);
-	health_release(&h);
-	return s;
-}
-
-static void
-test_systemic(const struct vf_inventory *inv, const struct claims *c)
-{
-	static const char *const two_cards[][3] = {
-		{ "0000:e3:00.4", "9000", "100" }, { "0000:e4:00.4", "5", "7" }
-	};
-	static const char *const one_card[][3] = {
-		{ "0000:e3:00.4", "10", "9000" }, { "0000:e3:00.5", "20", "20" },
-		{ "0000:e3:00.6", "-30", "30" }
-	};
-	static const char *const old[][3] = {
-		{ "0000:e3:00.4", "3601", "9000" }, { "0000:e4:00.4", "3601",
-		"3601" }, { "0000:e4:00.5", "0", "3600" }
-	};
-	struct systemic s;
-
-	s = systemic_of(inv, c, two_cards, 2, 3600);
-	ok(s.suspected && s.vfs == 2 && s.cards == 2 && s.most == 1,
-	    "two recent VFs on two cards: suspected (the newest failure "
-	    "counts, in any order)");
-	is_str(s.reason, "failures on 2 VFs of 2 cards within 3600 s",
-	    "the reason");
-	s = systemic_of(inv, c, one_card, 2, 3600);
-	ok(!s.suspected && s.vfs == 2 && s.cards == 1 && s.reason[0] == '\0',
-	    "two recent VFs on one card: not suspected, no reason");
-	s = systemic_of(inv, c, one_card, 3, 3600);
-	ok(s.suspected && s.most == 3, "three on one card: suspected (a "
-	    "failure from the future counts)");
-	is_str(s.reason, "failures on 3 VFs of 1 card within 3600 s",
-	    "the reason, one card");
-	s = systemic_of(inv, c, old, 3, 3600);
-	ok(!s.suspected && s.vfs == 1, "failures older than the window "
-	    "do not count; exactly the window does");
-	s = systemic_of(inv, c, old, 3, 3601);
-	ok(s.suspected && s.vfs == 3, "a wider window counts them");
-}
-
-static void
-test_systemic_unknown(const struct vf_inventory *inv,
-    const struct claims *c)
-{
-	const struct systemic_rule rule = { 3600, 2, 3 };
-	const struct timespec now = { NOW, 0 };
-	struct conf conf;
-	struct placement p;
-	struct systemic s;
-
-	ok(placement_build(&p, inv, NULL, c, NULL) == 0 &&
-	    systemic_check(&p, &rule, &now, &s) == -1 && errno == ENODATA &&
-	    !s.suspected, "no health state: the rule cannot be applied");
-	placement_release(&p);
-	conf_defaults(&conf);
-	ok(systemic_rule_of(&conf).window == 3600 &&
-	    systemic_rule_of(&conf).cards == 2 &&
-	    systemic_rule_of(&conf).vfs == 3, "the rule's defaults");
-	ok(!systemic_recent(NULL, 3600, &now), "no record: not recent");
 }
 
 static void
@@ -530,8 +427,6 @@ main(void)
 	test_order();
 	test_unavailable(&inv, &c);
 	test_drained(&inv, &h, &c, p.allocatable);
-	test_systemic(&inv, &c);
-	test_systemic_unknown(&inv, &c);
 	test_empty();
 	placement_release(&p);
 	sysfs_inventory_release(&inv);
