@@ -38,8 +38,15 @@ vfs_setup() {
 # mk_pcifn ROOT BDF VENDOR DEVICE CLASS - a PCI function libpci accepts
 # (hex without 0x; CLASS six digits, e.g. 030200).
 mk_pcifn() {
-	local d=$1/sys/bus/pci/devices/$2 v=$3 dv=$4 c=$5 i
-	mkdir -p "$d"
+	mkdir -p "$1/sys/bus/pci/devices/$2"
+	_pcifn_files "$1/sys/bus/pci/devices/$2" "${@:3}"
+}
+
+# _pcifn_files DIR VENDOR DEVICE CLASS: the attribute files of a PCI
+# function in DIR, written by builtins alone (a fake host of 512 VFs
+# is built in every test that needs one: no fork per file).
+_pcifn_files() {
+	local d=$1 v=$2 dv=$3 c=$4 i
 	printf '0x%s\n' "$v" >"$d/vendor"
 	printf '0x%s\n' "$dv" >"$d/device"
 	printf '0x%s\n' "$c" >"$d/class"
@@ -48,13 +55,14 @@ mk_pcifn() {
 	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13; do
 		echo "0x0000000000000000 0x0000000000000000 0x0000000000000000"
 	done >"$d/resource"
-	# The formats are built from hex digits: they write those bytes.
+	# The config space's first 256 bytes: the IDs and the class, built
+	# from hex digits (the formats write those bytes), and zeros.
 	# shellcheck disable=SC2059
 	{
 		printf "\\x${v#??}\\x${v%??}\\x${dv#??}\\x${dv%??}"
-		head -c 5 /dev/zero
+		printf '\0%.0s' 1 2 3 4 5
 		printf "\\x${c#????}\\x${c:2:2}\\x${c%????}"
-		head -c 244 /dev/zero
+		printf '\0%.0s' {1..244}
 	} >"$d/config"
 }
 
@@ -67,13 +75,20 @@ mk_card() {
 # PF. TYPES are "ID:NAME" pairs (default: 1160:NVIDIA L40S-12Q and
 # 1161:NVIDIA L40S-24Q); CURRENT_TYPE defaults to 0 (free).
 mk_vf() {
-	local root=$1 pf=$2 vf=$3 cur=${4:-0} d t
+	local d=$1/sys/bus/pci/devices/$3
+	mkdir -p "$d/nvidia"
+	ln -sfn "../$2" "$d/physfn"
+	_vf_files "$@"
+}
+
+# _vf_files ROOT PF VF [CURRENT_TYPE [TYPES...]]: mk_vf's files, in a
+# directory that has its nvidia/ (the physfn link is the caller's).
+_vf_files() {
+	local root=$1 vf=$3 cur=${4:-0} d t
 	shift 3
 	[ $# -gt 0 ] && shift
-	mk_pcifn "$root" "$vf" 10de 26b9 030200
 	d=$root/sys/bus/pci/devices/$vf
-	ln -sfn "../$pf" "$d/physfn"
-	mkdir -p "$d/nvidia"
+	_pcifn_files "$d" 10de 26b9 030200
 	echo "$cur" >"$d/nvidia/current_vgpu_type"
 	if [ $# -eq 0 ]; then
 		set -- "1160:NVIDIA L40S-12Q" "1161:NVIDIA L40S-24Q"
@@ -86,19 +101,31 @@ mk_vf() {
 	} >"$d/nvidia/creatable_vgpu_types"
 }
 
-# mk_host ROOT CARDS VFS - CARDS cards (0000:e3:00.0, 0000:e4:00.0, ...)
-# with VFS free VFs each (functions .4 upwards, then bus+1... kept simple:
-# VF n of card c is 0000:<c>:<n/8 + 1>.<n%8>).
+# mk_host ROOT CARDS VFS - CARDS cards (0000:40:00.0, 0000:44:00.0, ...)
+# with VFS free VFs each (VF n of card c is 0000:<c>:<n/8 + 1>.<n%8>).
+# One mkdir and one python3 (the physfn links) for the whole tree.
 mk_host() {
-	local root=$1 ncards=$2 nvfs=$3 c n bus pf
+	local root=$1 ncards=$2 nvfs=$3 c n bus vf dirs=() vfs=()
 	for ((c = 0; c < ncards; c++)); do
-		bus=$(printf '%02x' $((0x40 + c * 4)))
-		pf=0000:$bus:00.0
-		mk_card "$root" "$pf"
+		printf -v bus '%02x' $((0x40 + c * 4))
+		dirs+=("$root/sys/bus/pci/devices/0000:$bus:00.0")
 		for ((n = 0; n < nvfs; n++)); do
-			mk_vf "$root" "$pf" "$(printf '0000:%s:%02x.%d' "$bus" $((n / 8 + 1)) $((n % 8)))"
+			printf -v vf '0000:%s:%02x.%d' "$bus" $((n / 8 + 1)) $((n % 8))
+			vfs+=("0000:$bus:00.0 $vf")
+			dirs+=("$root/sys/bus/pci/devices/$vf/nvidia")
 		done
 	done
+	[ ${#dirs[@]} -eq 0 ] || mkdir -p "${dirs[@]}"
+	for ((c = 0; c < ncards; c++)); do
+		printf -v bus '%02x' $((0x40 + c * 4))
+		_pcifn_files "$root/sys/bus/pci/devices/0000:$bus:00.0" 10de 26b9 030200
+	done
+	for vf in "${vfs[@]}"; do
+		_vf_files "$root" "${vf% *}" "${vf#* }"
+		echo "../${vf% *} $root/sys/bus/pci/devices/${vf#* }/physfn"
+	done | python3 -c 'import os, sys
+for line in sys.stdin:
+    os.symlink(*line.split())'
 }
 
 # fault_env: prints the LD_PRELOAD value for the fault shim (with the ASan

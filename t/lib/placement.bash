@@ -89,10 +89,13 @@ current() {
 
 # picks N ARGS...: the VF addresses of N dry runs, one per line.
 picks() {
-	local n=$1 i
+	local n=$1 i line
 	shift
 	for ((i = 0; i < n; i++)); do
-		pick "$@" 2>/dev/null | jq -r .vf_address
+		line=$(pick "$@" 2>/dev/null) || continue
+		# (vfpick's one compact line: its address without a jq a pick)
+		[[ $line =~ \"vf_address\":\"([^\"]*)\" ]] &&
+			echo "${BASH_REMATCH[1]}"
 	done
 }
 
