@@ -171,12 +171,20 @@ sha() {
 	sha256sum "$1" | cut -d' ' -f1
 }
 
+# nap SECONDS: sleep(1) without starting a process (the polling loops
+# below look every 50 ms): a read that times out on a pipe this shell
+# holds both ends of, so no data and no end of file ever arrive.
+nap() {
+	[ -n "${_NAP_FD:-}" ] || exec {_NAP_FD}<> <(:)
+	read -rt "$1" -u "$_NAP_FD" _ || :
+}
+
 # wait_for CMD...: retry CMD for up to 5 s (50 ms steps).
 wait_for() {
 	local i
 	for ((i = 0; i < 100; i++)); do
 		"$@" && return 0
-		sleep 0.05
+		nap 0.05
 	done
 	return 1
 }
@@ -186,7 +194,7 @@ wait_long() {
 	local i
 	for ((i = 0; i < 200; i++)); do
 		"$@" 2>/dev/null && return 0
-		sleep 0.05
+		nap 0.05
 	done
 	return 1
 }
