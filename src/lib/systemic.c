@@ -111,23 +111,6 @@ systemic_recoveries_release(struct systemic_recoveries *r)
 	r->n = 0;
 }
 
-bool
-systemic_recent(const struct vf_record *rec, unsigned window,
-    const struct timespec *now)
-{
-	struct timespec since = *now;
-	size_t i;
-
-	if (rec == NULL)
-		return false;
-	since.tv_sec -= (time_t)window;
-	/* Any, whatever the order of a hand-edited file. */
-	for (i = 0; i < rec->nfailures; i++)
-		if (!ts_before(&rec->failures[i].reported_at, &since))
-			return true;
-	return false;
-}
-
 /* When f's assignment began: its assigned_at, when that is a time. */
 static bool
 assignment_start(const struct vf_failure *f, struct timespec *at)

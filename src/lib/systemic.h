@@ -7,10 +7,10 @@
  * reports it; vfrecover refuses to cycle a card while it holds (4.6).
  *
  * With W the window (recovery.systemic_window) and now the time of the
- * check, a failure is recent when it was reported at or after now - W,
- * and its assignment began at its assigned_at (when that is an RFC 3339
- * time; the sentinel writes the claim's claimed_at there). Failure is
- * suspected when either holds:
+ * check, a failure is recent when it was reported at or after now - W
+ * (after now too: a clock stepped back), and its assignment began at its
+ * assigned_at (when that is an RFC 3339 time; the sentinel writes the
+ * claim's claimed_at there). Failure is suspected when either holds:
  *
  *   rollout: of the host's VFs assigned within the window (a recent
  *     failure of an assignment that began at or after now - W, or a claim
@@ -89,13 +89,6 @@ struct systemic_rule systemic_rule_of(const struct conf *c);
 int systemic_recoveries_load(const char *gpu_dir,
     struct systemic_recoveries *out);
 void systemic_recoveries_release(struct systemic_recoveries *r);
-
-/*
- * True if a failure of rec was reported within window seconds before now
- * (or after now: a clock step back still counts it).
- */
-bool systemic_recent(const struct vf_record *rec, unsigned window,
-    const struct timespec *now);
 
 /*
  * Applies the rule to the VFs of p at now, with the recoveries rec (NULL:
