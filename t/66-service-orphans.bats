@@ -64,9 +64,9 @@ host_conf() {
 # kill_round NAME VICTIM COMM...: waits until NAME runs one process of
 # each COMM, for over a second (runsv restarts at once only a run of 1 s
 # or more), then kills VICTIM: "sv-kill" (sv kill NAME) or the COMM of a
-# process of NAME (kill -9). 2 s later no process of NAME may live outside
-# its runsv's tree; when ./run's process changed, none of the old
-# instance may be alive; and NAME runs one process of each COMM again.
+# process of NAME (kill -9). Within 2 s no process of NAME may live
+# outside its runsv's tree; NAME runs one process of each COMM again;
+# when ./run's process changed, none of the old instance is alive.
 kill_round() {
 	local name=$1 victim=$2 main old vpid p i
 	shift 2
@@ -77,6 +77,7 @@ kill_round() {
 	old=$(runit_procs "$name" |
 	    awk '$3 != "runsv" && $3 != "svlogd" { print $1 ":" $4 }')
 	if [ "$victim" = sv-kill ]; then
+		vpid=$main
 		sv kill "$RUNIT_SV/$name" >/dev/null
 	else
 		# (A report between two runs is looked for until one runs:
@@ -90,30 +91,37 @@ kill_round() {
 		[ -n "$vpid" ] || fail "$name runs no $victim"
 		kill -KILL "$vpid"
 	fi
-	sleep 2
+	runit_gone "$vpid" || fail "$name: $victim $vpid outlived SIGKILL"
+	runit_no_strays "$name" 2 || true
 	run runit_strays "$name"
 	assert_success
 	assert_output ""
+	wait_long runit_one "$name" "$@" ||
+	    fail "$name: not one of each $*: $(runit_procs "$name")"
 	if [ "$(runit_pid "$name")" != "$main" ]; then
 		for p in $old; do
 			! runit_alive "${p%:*}" "${p#*:}" ||
 			    fail "$name: $p of the old instance is alive"
 		done
 	fi
-	wait_long runit_one "$name" "$@" ||
-	    fail "$name: not one of each $*: $(runit_procs "$name")"
 	run runit_strays "$name"
 	assert_output ""
 }
 
 # down_clean NAME: sv down stops NAME on its TERM (no KILL needed), and
-# 2 s later only its runsv and logger are left.
+# within 2 s only its runsv and logger are left.
 down_clean() {
+	local end left
 	run sv -w 15 down "$RUNIT_SV/$1"
 	assert_success
-	sleep 2
-	left=$(runit_procs "$1" | awk '$3 != "runsv" && $3 != "svlogd"')
-	[ -z "$left" ] || fail "$1 is down, yet runs: $left"
+	end=$((${EPOCHREALTIME/./} + 2000000))
+	while :; do
+		left=$(runit_procs "$1" | awk '$3 != "runsv" && $3 != "svlogd"')
+		[ -n "$left" ] || return 0
+		[ "${EPOCHREALTIME/./}" -lt "$end" ] || break
+		nap 0.05
+	done
+	fail "$1 is down, yet runs: $left"
 }
 
 # no_temp DIR...: nothing but the listed final files: no temporary file a

@@ -218,12 +218,37 @@ runit_count() {
 }
 
 # runit_one NAME COMM...: NAME runs exactly one process of each COMM
-# (for wait_for).
+# (for wait_for; one look at the process table for all of them).
 runit_one() {
-	local n=$1 c
+	local procs c
+	procs=$(runit_procs "$1")
 	shift
 	for c in "$@"; do
-		[ "$(runit_count "$n" "$c")" = 1 ] || return 1
+		[ "$(awk -v c="$c" '$3 == c { n++ } END { print n + 0 }' \
+		    <<<"$procs")" = 1 ] || return 1
+	done
+}
+
+# runit_gone PID: waits (up to 10 s) until PID has exited (gone, or a
+# zombie): by then the kernel has handed its children to their new
+# parent, so runit_strays sees them as strays.
+runit_gone() {
+	local i s
+	for ((i = 0; i < 200; i++)); do
+		read -r s 2>/dev/null <"/proc/$1/stat" || return 0
+		[[ ${s##*) } != Z* ]] || return 0
+		nap 0.05
+	done
+	return 1
+}
+
+# runit_no_strays NAME SECONDS: waits until NAME has no stray process
+# (runit_strays), SECONDS at most; 1 if strays are left then.
+runit_no_strays() {
+	local end=$((${EPOCHREALTIME/./} + $2 * 1000000))
+	while [ -n "$(runit_strays "$1")" ]; do
+		[ "${EPOCHREALTIME/./}" -lt "$end" ] || return 1
+		nap 0.05
 	done
 }
 
