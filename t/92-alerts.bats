@@ -3,6 +3,7 @@
 # behave as their promtool unit tests (t/alerts/*.yml) say.
 
 load helpers
+load lib/recovery
 
 setup() {
 	vfs_setup
@@ -15,7 +16,8 @@ teardown() {
 }
 
 # write_textfiles DIR: the three textfiles of a small host, as the services
-# write them.
+# write them, and vfrecover's, of a recovery of another card that failed
+# at quiesce (after the others: their gauges count the first card alone).
 write_textfiles() {
 	mk_host "$SYSFS" 1 2
 	local o="--data-dir $DATA --sysfs-root $SYSFS"
@@ -29,7 +31,18 @@ write_textfiles() {
 	    --output "$1/vfsentinel-resources.prom" 2>/dev/null || return 1
 	# shellcheck disable=SC2086
 	sentinel-poll $o --once --targets /dev/null \
-	    --metrics-file "$1/vfsentinel-poller.prom" 2>/dev/null
+	    --metrics-file "$1/vfsentinel-poller.prom" 2>/dev/null || return 1
+	DEV=$SYSFS/sys/bus/pci/devices
+	mk_sriov_card 0000:e3:00.0 0000:e3:00.4
+	mkdir -p "$T/proc"
+	printf 'recovery.sriov_manage = %s\nrecovery.quiesce_command = false\n' \
+	    "$VFS_ROOT/t/lib/sriov-manage" >"$T/recover.conf"
+	# shellcheck disable=SC2086
+	vfrecover -c "$T/recover.conf" $o --proc-root "$T" --card 0000:e3:00.0 \
+	    --metrics-file "$1/vfsentinel-recovery.prom" >/dev/null 2>&1 &&
+	    return 1
+	grep -q '^vfsentinel_recovery_unfinished{card="0000:e3:00.0",step="quiesce"} 1$' \
+	    "$1/vfsentinel-recovery.prom"
 }
 
 # scrape PORT: node_exporter's /metrics body (HTTP over bash's /dev/tcp).
@@ -108,18 +121,20 @@ scrape() {
 	grep -q '^hypeman_instances_vgpu_sentinel_checks_total{result="rpc_error"} ' "$T/all.prom"
 	grep -q '^hypeman_instances_vgpu_sentinel_checks_total{result="list_error"} ' "$T/all.prom"
 	grep -q '^hypeman_instances_vgpu_sentinel_checks_total{result="unknown"} 1$' "$T/all.prom"
+	grep -q '^vfsentinel_recovery_unfinished{card="0000:e3:00.0",step="quiesce"} 1$' "$T/all.prom"
 }
 
-@test "node_exporter serves the three textfiles together without errors" {
+@test "node_exporter serves the four textfiles together without errors" {
 	need_tool prometheus-node-exporter
 	write_textfiles "$T/tf"
 	ne_start "$T/tf"
 	wait_long scrape "$NE_PORT" || fail "no scrape: $(cat "$T/ne.log")"
-	run -0 grep -E '^(node_textfile_scrape_error|hypeman_resources_gpu_slots\{kind="total"\}|hypeman_instances_vgpu_sentinel_checks_total\{result="unknown"\}|vfsentinel_sentinel_framework_present) ' "$T/scrape"
+	run -0 grep -E '^(node_textfile_scrape_error|hypeman_resources_gpu_slots\{kind="total"\}|hypeman_instances_vgpu_sentinel_checks_total\{result="unknown"\}|vfsentinel_sentinel_framework_present|vfsentinel_recovery_unfinished\{[^}]*\}) ' "$T/scrape"
 	assert_line 'node_textfile_scrape_error 0'
 	assert_line 'hypeman_resources_gpu_slots{kind="total"} 2'
 	assert_line 'hypeman_instances_vgpu_sentinel_checks_total{result="unknown"} 1'
 	assert_line 'vfsentinel_sentinel_framework_present 1'
+	assert_line 'vfsentinel_recovery_unfinished{card="0000:e3:00.0",step="quiesce"} 1'
 	# The same series in both files makes node_exporter log "collected
 	# before with the same name and label values" and keep only one.
 	run grep -i 'error' "$T/ne.log"
