@@ -55,12 +55,13 @@ static const char usage[] =
     "  claims\n"
     "  config\n"
     "  release --instance ID [--deconfigure] [--proc-root DIR]\n"
-    "  deconfigure --vf VF [--proc-root DIR]\n"
+    "          [--reason TEXT]\n"
+    "  deconfigure --vf VF [--proc-root DIR] [--reason TEXT]\n"
     "  reconcile [--once | --interval S] [--grace S] [--dry-run]\n"
     "            [--metrics-file PATH] [--proc-root DIR]\n"
     "  check\n"
     "  init [--owner USER]\n"
-    "  edit [health|claims]\n"
+    "  edit [health|claims] [--reason TEXT]\n"
     "  history [--vf VF | --card PF] [--limit N]\n"
     "\n"
     "Commands:\n"
@@ -97,9 +98,8 @@ static const char usage[] =
     "  --reason TEXT         why, logged and audited\n"
     "  --metrics-file PATH   apply, reconcile: rewrite this Prometheus\n"
     "                        textfile after each batch or pass\n"
-    "  --deconfigure         first write 0 to the VF's\n"
-    "                        nvidia/current_vgpu_type; refused while a\n"
-    "                        process has the VF open\n"
+    "  --deconfigure         release: first write 0 to the VF's\n"
+    "                        current_vgpu_type; refused while the VF is open\n"
     "  --proc-root DIR       where /proc is (default /)\n"
     "  --once                reconcile: one pass, then exit (the default)\n"
     "  --interval S          reconcile: a pass every S seconds until SIGTERM\n"
@@ -208,13 +208,14 @@ static const struct command commands[] = {
 	{ "claims", cmd_claims, 0, 0 },
 	{ "config", cmd_config, 0, 0 },
 	{ "release", cmd_release, ARG_INSTANCE | ARG_DECONFIGURE |
-	    ARG_PROC_ROOT, ARG_INSTANCE },
-	{ "deconfigure", cmd_deconfigure, ARG_VF | ARG_PROC_ROOT, ARG_VF },
+	    ARG_PROC_ROOT | ARG_REASON, ARG_INSTANCE },
+	{ "deconfigure", cmd_deconfigure, ARG_VF | ARG_PROC_ROOT | ARG_REASON,
+	    ARG_VF },
 	{ "reconcile", cmd_reconcile, ARG_ONCE | ARG_INTERVAL | ARG_GRACE |
 	    ARG_DRY_RUN | ARG_METRICS | ARG_PROC_ROOT, 0 },
 	{ "check", cmd_check, 0, 0 },
 	{ "init", cmd_init, ARG_OWNER, 0 },
-	{ "edit", cmd_edit, ARG_OPERAND, 0 },
+	{ "edit", cmd_edit, ARG_OPERAND | ARG_REASON, 0 },
 	{ "history", cmd_history, ARG_VF | ARG_CARD | ARG_LIMIT, 0 },
 };
 
@@ -405,8 +406,10 @@ parse_args(struct ctx *c, int argc, char **argv)
 	argv += optind;
 	optind = 0;		/* GNU getopt: start over at argv[1] */
 	parse_opts(c, argc, argv, true);
-	if ((cmd->allowed & ARG_OPERAND) != 0 && optind < argc)
+	if ((cmd->allowed & ARG_OPERAND) != 0 && optind < argc) {
 		c->a.operand = argv[optind++];
+		parse_opts(c, argc, argv, true);	/* options after it */
+	}
 	not_allowed(c, cmd, argc, argv);
 	missing_msg(cmd, c->a.seen, msg, sizeof(msg));
 	if ((c->a.seen & cmd->required) != cmd->required)

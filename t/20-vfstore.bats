@@ -299,6 +299,26 @@ vq() {
 	assert_output '{"instance_id":"i-1","released":false}'
 }
 
+@test "release and deconfigure take --reason (SPEC 2.1: every operator edit); a missing one is named" {
+	put_claims '{"version":1,"claims":[{"vf_address":"0000:e3:00.4","instance_id":"i-1","claimed_at":"2026-08-20T16:00:00Z"}]}'
+	mkdir -p "$T/proc"
+	run -0 --separate-stderr vs release --instance i-1 --reason "VM moved"
+	assert_output '{"instance_id":"i-1","vf_address":"0000:e3:00.4","released":true,"deconfigured":false}'
+	run -0 jq -r '[.msg, .reason] | join(": ")' <<<"${stderr_lines[0]}"
+	assert_output 'released VF claim: VM moved'
+	echo 1160 >"$SYSFS/sys/bus/pci/devices/$VF/nvidia/current_vgpu_type"
+	run -0 --separate-stderr vs --sysfs-root "$SYSFS" deconfigure --vf $VF --reason "launcher crashed" --proc-root "$T"
+	assert_output '{"vf_address":"0000:e3:00.4","deconfigured":true}'
+	run -0 jq -r '[.msg, .reason] | join(": ")' <<<"${stderr_lines[0]}"
+	assert_output 'deconfigured VF: launcher crashed'
+	run -64 --separate-stderr vs release --instance i-1 --reason
+	assert_equal "${stderr_lines[0]}" \
+	    'vfstore: unknown option or missing argument: --reason'
+	run -64 --separate-stderr vs deconfigure --vf $VF --instance i-1
+	assert_equal "${stderr_lines[0]}" \
+	    'vfstore: deconfigure: unknown option or missing argument: --instance'
+}
+
 @test "release --deconfigure resets current_vgpu_type unless the VFIO device is open" {
 	mk_card "$SYSFS" 0000:e3:00.0
 	mk_vf "$SYSFS" 0000:e3:00.0 $VF 1160

@@ -193,6 +193,27 @@ no_temp_left() {
 	no_temp_left
 }
 
+@test "edit takes --reason before or after the file, and logs it; a stray argument is named" {
+	editor q "$(add_quarantine $VF)"
+	EDITOR=$T/q run -0 --separate-stderr vs edit health --reason "fan noise"
+	assert_output '{"file":"vf-health.json","changed":true}'
+	run -0 jq -r '[.msg, .reason] | join(": ")' <<<"${stderr_lines[0]}"
+	assert_output 'edited the store by hand: fan noise'
+	EDITOR=true run -0 --separate-stderr vs edit --reason "look only" claims
+	assert_output '{"file":"vf-claims.json","changed":false}'
+	EDITOR=true run -0 --separate-stderr vs edit --reason x
+	assert_output '{"file":"vf-health.json","changed":false}'
+	run -64 --separate-stderr vs edit health --reason
+	assert_equal "${stderr_lines[0]}" \
+	    'vfstore: unknown option or missing argument: --reason'
+	run -64 --separate-stderr vs edit health --reason x claims
+	assert_equal "${stderr_lines[0]}" 'vfstore: edit: unexpected argument: claims'
+	run -64 --separate-stderr vs edit claims --card e3:00.0
+	assert_equal "${stderr_lines[0]}" \
+	    'vfstore: edit: unknown option or missing argument: --card'
+	no_temp_left
+}
+
 @test "on a terminal a refused edit offers to edit again; (q)uit leaves the file unchanged" {
 	rfail $VF i-1 $AT1
 	sum=$(sha "$HEALTH")

@@ -145,6 +145,44 @@ last() {
 	assert_output "edit vf-claims.json"
 }
 
+@test "release, deconfigure and edit audit their --reason; history shows it" {
+	put_claims '{"version":1,"claims":[{"vf_address":"0000:e3:00.4","instance_id":"i-1","claimed_at":"2026-08-20T16:00:00Z"}]}'
+	mkdir -p "$T/proc"
+	run -0 --separate-stderr vsys release --instance i-1 --reason "VM moved" --proc-root "$T"
+	run -0 last '[.command, .vf, .instance_id, .reason] | join(" ")'
+	assert_output "release $VF i-1 VM moved"
+	echo 1160 >"$SYSFS/sys/bus/pci/devices/$VF/nvidia/current_vgpu_type"
+	run -0 --separate-stderr vsys deconfigure --vf $VF --reason "launcher crashed" --proc-root "$T"
+	run -0 last '[.command, .vf, .reason] | join(" ")'
+	assert_output "deconfigure $VF launcher crashed"
+	printf '#!/bin/sh\nprintf %s >"$1"\n' "'{\"version\":1,\"claims\":[{\"vf_address\":\"0000:e3:00.5\",\"instance_id\":\"i-9\",\"claimed_at\":\"x\"}]}'" >"$T/ed"
+	chmod +x "$T/ed"
+	EDITOR=$T/ed run -0 --separate-stderr vs edit claims --reason "ticket 42"
+	run -0 last '[.command, .file, .reason] | join(" ")'
+	assert_output "edit vf-claims.json ticket 42"
+	printf '#!/bin/sh\nprintf %s >"$1"\n' "'{\"version\":1,\"records\":[{\"vf_address\":\"$VF5\",\"quarantined_at\":\"$AT1\"}]}'" >"$T/edh"
+	chmod +x "$T/edh"
+	EDITOR=$T/edh run -0 --separate-stderr vs edit --reason "by hand" health
+	run -0 last '[.command, .file, .reason] | join(" ")'
+	assert_output "edit vf-health.json by hand"
+	assert_equal "$(nlines)" 4
+	run -0 --separate-stderr vs history --vf $VF
+	run -0 jq -r '.command + ": " + .reason' <<<"$output"
+	assert_output "release: VM moved
+deconfigure: launcher crashed"
+	run -0 --separate-stderr vs history --limit 2
+	run -0 jq -r '.command + ": " + .reason' <<<"$output"
+	assert_output "edit: ticket 42
+edit: by hand"
+	# Text rules as for every stored string (SPEC 2.3): nothing written.
+	run -65 --separate-stderr vsys release --instance i-9 --reason $'\xff'
+	run -65 --separate-stderr vsys deconfigure --vf $VF --reason $'\xff'
+	EDITOR=$T/ed run -65 --separate-stderr vs edit claims --reason $'\xff'
+	assert_equal "$(nlines)" 4
+	run -0 jq -r '.claims[].instance_id' "$CLAIMS"
+	assert_output i-9
+}
+
 @test "a failed audit write leaves the change standing, logs an error and exits 74" {
 	mkdir "$AUDIT"
 	run -74 --separate-stderr vsys quarantine --vf $VF --reason x

@@ -136,17 +136,19 @@ storeaudit_release(const char *gpu_dir, const char *command,
 }
 
 int
-storeaudit_deconfigure(const char *gpu_dir, const char *vf)
+storeaudit_deconfigure(const char *gpu_dir, const char *vf,
+    const char *reason)
 {
-	struct audit_event ev = { .command = "deconfigure", .vf = vf };
+	struct audit_event ev = { .command = "deconfigure", .vf = vf,
+	    .reason = reason };
 
 	return audit_append(gpu_dir, &ev);
 }
 
 int
-storeaudit_edit(const char *gpu_dir, const char *file)
+storeaudit_edit(const char *gpu_dir, const char *file, const char *reason)
 {
-	struct audit_event ev = { .command = "edit" };
+	struct audit_event ev = { .command = "edit", .reason = reason };
 
 	return append(gpu_dir, &ev, json_pack("{s:s}", "file", file));
 }

@@ -8,15 +8,17 @@
  *
  *	command		fields besides ts, prog, uid, user, outcome
  *	quarantine	card (--card), vf (--vf), vfs, reason, failures
- *	clear		card (--card), vf (--vf), vfs, failures
+ *	clear		card (--card), vf (--vf), vfs, reason, failures
  *	drain, undrain	card (--card), vf (--vf), vfs, reason
  *	report-failure,	vf, instance_id, assigned_at, threshold, failures,
  *	apply		nvrm (apply, when the check line had one)
- *	release		vf, instance_id, deconfigured
+ *	release		vf, instance_id, reason, deconfigured
  *	reconcile	vf, instance_id, liveness, reason, deconfigured
- *	deconfigure	vf
- *	edit		file
+ *	deconfigure	vf, reason
+ *	edit		file, reason
  *
+ * "reason" is the operator's --reason (left out when none was given;
+ * reconcile's is why the VMM is gone).
  * "failures" is one array of the failures the VFs' records held (before
  * a quarantine or clear dropped them; after a report tallied the last),
  * each with its vf_address, instance_id, assigned_at and reported_at.
@@ -58,16 +60,19 @@ int storeaudit_quarantined(const char *gpu_dir, const char *command,
     const struct health *h, const struct health_report *rep,
     unsigned threshold, const char *nvrm);
 
-/* A released claim: "release" (liveness and reason NULL) or
- * "reconcile". */
+/* A released claim: "release" (liveness NULL, reason --reason's or NULL)
+ * or "reconcile". */
 int storeaudit_release(const char *gpu_dir, const char *command,
     const char *vf, const char *instance, const char *liveness,
     const char *reason, bool deconfigured);
 
-/* deconfigure --vf. */
-int storeaudit_deconfigure(const char *gpu_dir, const char *vf);
+/* deconfigure --vf; reason --reason's or NULL. */
+int storeaudit_deconfigure(const char *gpu_dir, const char *vf,
+    const char *reason);
 
-/* An edit that replaced file (vf-health.json or vf-claims.json). */
-int storeaudit_edit(const char *gpu_dir, const char *file);
+/* An edit that replaced file (vf-health.json or vf-claims.json); reason
+ * --reason's or NULL. */
+int storeaudit_edit(const char *gpu_dir, const char *file,
+    const char *reason);
 
 #endif

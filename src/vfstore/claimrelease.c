@@ -67,7 +67,7 @@ claimop_release(struct store *s, struct claims *cl,
 		return;
 	}
 	if (storeaudit_release(s->dir, "release", r->vf, instance, NULL,
-	    NULL, deconfigure) < 0)
+	    w->reason, deconfigure) < 0)
 		r->audit_err = errno;
 }
 
@@ -84,6 +84,6 @@ claimop_deconfigure(struct store *s, const struct claims *cl,
 		return;
 	}
 	if (reset_type(w, vf, r) == 0 &&
-	    storeaudit_deconfigure(s->dir, vf) < 0)
+	    storeaudit_deconfigure(s->dir, vf, w->reason) < 0)
 		r->audit_err = errno;
 }

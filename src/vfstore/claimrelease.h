@@ -7,6 +7,7 @@
  *
  *	open the store exclusively, claims_load(s, &cl)
  *	claimop_release(s, &cl, &where, "i-1", true, &r);
+ *	(where.reason: the operator's --reason for the audit line, or NULL)
  *	... log r, print the answer ...
  *	store_unlock(s); claims_release(&cl);
  */
@@ -31,6 +32,7 @@ enum claimop_status {
 struct claimop_where {
 	const char *sysfs_root;
 	const char *proc_root;		/* PROC_ROOT/proc is /proc */
+	const char *reason;		/* --reason, audited; NULL: none */
 };
 
 struct claimop {

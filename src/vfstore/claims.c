@@ -69,7 +69,7 @@ static int
 claimop_locked(struct ctx *c, bool release, struct claimop *r)
 {
 	struct claimop_where w = { .sysfs_root = c->conf.sysfs_root,
-	    .proc_root = c->a.proc_root };
+	    .proc_root = c->a.proc_root, .reason = c->a.reason };
 	struct claims cl;
 	int rc;
 
@@ -99,8 +99,8 @@ cmd_release(struct ctx *c)
 	if (r.status == CLAIMOP_NO_CLAIM)
 		return emit(json_pack("{s:s, s:b}", "instance_id",
 		    c->a.instance, "released", 0));
-	log_msg(LVL_INFO, "released VF claim", "{s:s, s:s}", "vf", r.vf,
-	    "instance_id", c->a.instance);
+	log_msg(LVL_INFO, "released VF claim", "{s:s, s:s, s:s*}", "vf",
+	    r.vf, "instance_id", c->a.instance, "reason", c->a.reason);
 	audited(c, r.audit_err, "vf", r.vf);
 	return emit(json_pack("{s:s, s:s, s:b, s:b}", "instance_id",
 	    c->a.instance, "vf_address", r.vf, "released", 1,
@@ -128,7 +128,8 @@ cmd_deconfigure(struct ctx *c)
 	}
 	if ((rc = claimop_locked(c, false, &r)) != 0)
 		return rc;
-	log_msg(LVL_INFO, "deconfigured VF", "{s:s}", "vf", c->a.vf);
+	log_msg(LVL_INFO, "deconfigured VF", "{s:s, s:s*}", "vf", c->a.vf,
+	    "reason", c->a.reason);
 	audited(c, r.audit_err, "vf", r.vf);
 	return emit(json_pack("{s:s, s:b}", "vf_address", c->a.vf,
 	    "deconfigured", 1));

@@ -252,8 +252,8 @@ edit_locked(struct ctx *c, enum storeedit_kind kind, int *changed)
 		    "step", res.step ? res.step : "", "error", c->s.why);
 		rc = EX_IOERR;
 	} else if (rc == 0 && *changed > 0) {
-		audited(c, storeaudit_edit(c->s.dir, file) < 0 ? errno : 0,
-		    "file", file);
+		audited(c, storeaudit_edit(c->s.dir, file, c->a.reason) < 0 ?
+		    errno : 0, "file", file);
 	}
 	storeedit_release(&e);
 	return rc;
@@ -282,8 +282,9 @@ cmd_edit(struct ctx *c)
 	store_unlock(&c->s);
 	if (rc != 0)
 		return rc;
-	log_msg(LVL_INFO, "edited the store by hand", "{s:s, s:b}", "file",
-	    storeedit_file_name(kind), "changed", changed > 0);
+	log_msg(LVL_INFO, "edited the store by hand", "{s:s, s:b, s:s*}",
+	    "file", storeedit_file_name(kind), "changed", changed > 0,
+	    "reason", c->a.reason);
 	return emit(json_pack("{s:s, s:b}", "file", storeedit_file_name(kind),
 	    "changed", changed > 0));
 }
