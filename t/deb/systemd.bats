@@ -230,6 +230,17 @@ count_procs() {
 	ct pgrep -c -f "$1" || true
 }
 
+# one_loop SERVICE: exactly one process named run has the service
+# directory as its working directory (the service's loop). A fork of the
+# loop (the child before it execs resources-report, a process
+# substitution) is one more for a moment, so callers poll it: two
+# supervisors would make it two for good.
+one_loop() {
+	# shellcheck disable=SC2016 # the container's shell expands it
+	[ "$(ct sh -c 'for p in $(pgrep -x run); do
+	    readlink /proc/$p/cwd; done | grep -c "/$1\$"' - "$1")" = 1 ]
+}
+
 @test "exactly one supervisor: runit defers to the enabled units, and takes over a disabled one" {
 	local u
 	# A runsvdir over /etc/service, where runit-helper enabled the
@@ -251,10 +262,7 @@ count_procs() {
 	assert_equal "$(prop vfsentinel-resources ActiveState)" inactive
 	# One resources loop (bash, named after its script, in the service
 	# directory) in the system.
-	# shellcheck disable=SC2016 # the container's shell expands it
-	run -0 ct sh -c 'for p in $(pgrep -x run); do
-	    readlink /proc/$p/cwd; done | grep -c /vfsentinel-resources$'
-	assert_output 1
+	ct_wait 10 one_loop vfsentinel-resources
 	# And back.
 	run -0 ct sv down /etc/sv/vfsentinel-resources
 	ct_wait 30 runit_down vfsentinel-resources
