@@ -53,7 +53,6 @@ claim_free() {
 # killed_checks: after a kill, the store and the journal load, and a
 # card drained and not yet cleared hands out no VF.
 killed_checks() {
-	local vf
 	run -0 vfstore --data-dir "$DATA" check
 	[ -e "$JOURNAL" ] || return 0
 	run -0 jq -e --arg pf "$PF" '.version == 1 and .card == $pf and
@@ -65,9 +64,7 @@ killed_checks() {
 	# so, never before verify is done).
 	if journal_has drain done && ! journal_has verify done; then
 		run -1 claim_free
-		for vf in $VF4 $VF5 $VF6; do
-			drained "$vf"
-		done
+		drained $VF4 $VF5 $VF6
 	fi
 }
 

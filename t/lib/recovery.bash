@@ -74,10 +74,11 @@ quarantined() {
 	    jq -e '.quarantined == true' >/dev/null
 }
 
-# drained VF: 0 if DATA_DIR/gpu/vf-drain.json drains VF.
+# drained VF...: 0 if DATA_DIR/gpu/vf-drain.json drains every VF.
 drained() {
-	jq -e --arg vf "$1" 'any(.drains[]; .vf_address == $vf)' \
-	    "$DATA/gpu/vf-drain.json" >/dev/null
+	jq -e '[.drains[].vf_address] as $d |
+	    all($ARGS.positional[]; IN($d[]))' \
+	    "$DATA/gpu/vf-drain.json" --args "$@" >/dev/null
 }
 
 # nvidia_holder PID COMM: a fake process holding /dev/nvidia0 open.
@@ -134,14 +135,14 @@ landed_step() {
 }
 
 # wait_journal STEP PID: returns once the journal says STEP is done, or
-# PID has gone. Polls in bash (no fork per look), every 5 ms.
+# PID has gone. Polls in bash (no process per look), every 5 ms.
 wait_journal() {
 	local j
 	while kill -0 "$2" 2>/dev/null; do
 		j=
 		{ read -r -d '' j <"$JOURNAL"; } 2>/dev/null || true
 		[[ $j != *"\"step\":\"$1\",\"status\":\"done\""* ]] || return 0
-		sleep 0.005
+		nap 0.005
 	done
 }
 
@@ -176,7 +177,7 @@ crash_run() {
 	wait "$pid" 2>/dev/null || RC=$?
 	for ((k = 0; k < 100; k++)); do
 		orphans_left || return 0
-		sleep 0.05
+		nap 0.05
 	done
 	echo "# orphans of the killed run still run" >&2
 	return 1
