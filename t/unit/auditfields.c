@@ -121,10 +121,7 @@ main(void)
 	int rc;
 
 	log_init("unit-auditfields");
-	snprintf(dir, sizeof(dir), "%s/unit-auditfields.XXXXXX",
-	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (mkdtemp(dir) == NULL)
-		return 1;
+	tap_tmpdir(dir, sizeof(dir), "auditfields");
 	test_failures();
 	test_vfs_and_last();
 	rc = done_testing();

@@ -178,10 +178,7 @@ main(void)
 	int rc;
 
 	log_init("unit-audit");
-	snprintf(dir, sizeof(dir), "%s/unit-audit.XXXXXX",
-	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (mkdtemp(dir) == NULL)
-		return 1;
+	tap_tmpdir(dir, sizeof(dir), "auditlog");
 	test_line();
 	test_append_read();
 	test_rotate();

@@ -408,12 +408,8 @@ main(void)
 	struct claims c = { 0 };
 	struct placement p;
 	char cmd[PATH_MAX + 16];
-	const char *tmp = getenv("TMPDIR");
 
-	snprintf(root, sizeof(root), "%s/vfs-unit-placement-XXXXXX",
-	    tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
-	if (mkdtemp(root) == NULL)
-		abort();
+	tap_tmpdir(root, sizeof(root), "placement");
 	make_tree();
 	load(&inv, &h, &c);
 	ok(placement_build(&p, &inv, &h, &c, &no_drains) == 0,

@@ -224,10 +224,7 @@ main(void)
 	char cmd[PATH_MAX + 32];
 	int rc;
 
-	snprintf(root, sizeof(root), "%s/unit-recoverrun.XXXXXX",
-	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (mkdtemp(root) == NULL)
-		return 1;
+	tap_tmpdir(root, sizeof(root), "recoverrun");
 	mk_card();
 	test_audit_fails();
 	test_sriov_noop();

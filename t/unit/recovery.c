@@ -132,10 +132,7 @@ main(void)
 	char cmd[PATH_MAX + 32];
 	int rc;
 
-	snprintf(root, sizeof(root), "%s/unit-recovery.XXXXXX",
-	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (mkdtemp(root) == NULL)
-		return 1;
+	tap_tmpdir(root, sizeof(root), "recovery");
 	if (snprintf(cmd, sizeof(cmd), "%s/sys/bus/pci/devices", root) >=
 	    (int)sizeof(cmd))
 		return 1;

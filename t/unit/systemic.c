@@ -388,12 +388,8 @@ int
 main(void)
 {
 	char dir[PATH_MAX], cmd[PATH_MAX + 16];
-	const char *tmp = getenv("TMPDIR");
 
-	snprintf(dir, sizeof(dir), "%s/vfs-unit-systemic-XXXXXX",
-	    tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
-	if (mkdtemp(dir) == NULL)
-		abort();
+	tap_tmpdir(dir, sizeof(dir), "systemic");
 	test_mass_kill();
 	test_rollout();
 	test_unknown_start();

@@ -8,6 +8,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int tap_n, tap_failed;
@@ -54,6 +55,24 @@ tap_slurp(const char *path)
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	buf[n] = '\0';
 	fclose(f);
+	return buf;
+}
+
+/* tap_tmpdir(buf, size, name): a new directory for the test's files,
+ * $TMPDIR/vfs-unit-NAME-XXXXXX (/tmp where TMPDIR is unset or empty), its
+ * path in buf. Without it there is nothing to test: bails out, exit 1. */
+static inline char *
+tap_tmpdir(char *buf, size_t size, const char *name)
+{
+	const char *tmp = getenv("TMPDIR");
+	int n;
+
+	n = snprintf(buf, size, "%s/vfs-unit-%s-XXXXXX",
+	    tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp", name);
+	if (n < 0 || (size_t)n >= size || mkdtemp(buf) == NULL) {
+		printf("Bail out! no temp dir for %s\n", name);
+		exit(1);
+	}
 	return buf;
 }
 

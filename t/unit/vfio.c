@@ -147,12 +147,8 @@ int
 main(void)
 {
 	char cmd[PATH_MAX + 16];
-	const char *tmp = getenv("TMPDIR");
 
-	snprintf(root, sizeof(root), "%s/vfs-unit-vfio-XXXXXX",
-	    tmp != NULL ? tmp : "/tmp");
-	if (mkdtemp(root) == NULL)
-		abort();
+	tap_tmpdir(root, sizeof(root), "vfio");
 	make_vf(VF4, CARD, "42");
 	make_vf(VF5, CARD, "43");
 	make_vf(OTHER, "0000:e4:00.0", "44");
