@@ -68,12 +68,25 @@ killed_checks() {
 	fi
 }
 
+# all_hit NAME: 0 if the associative array NAME counts a kill in each
+# step.
+all_hit() {
+	local -n _h=$1
+	local s
+	for s in "${STEPS[@]}"; do
+		[ "${_h[$s]:-0}" -ge 1 ] || return 1
+	done
+}
+
 @test "vfrecover: killed with SIGKILL at a random moment of each step (54 kills, and more in resumes), a rerun always recovers, restores first; nothing is placed on the drained card" {
 	local n step landed base restore_first
 	local -A hit=()
 	kills=0
 	crash_conf
-	for ((n = 0; kills < 54 && n < 90; n++)); do
+	# 54 kills at least, and until each step has had one (a kill aimed
+	# at a step can land in the next one), at most 150 rounds.
+	for ((n = 0; n < 150; n++)); do
+		all_hit hit && [ "$kills" -ge 54 ] && break
 		step=${STEPS[n % 9]}
 		vfstore --data-dir "$DATA" --sysfs-root "$SYSFS" quarantine \
 		    --vf $VF5 >/dev/null 2>&1
