@@ -167,7 +167,7 @@ deps:
 	@sh tools/deps.sh
 
 # BATS selects test files (default: all); e.g. make check BATS=t/20-vfstore.bats
-# The files run VFS_JOBS at a time (default: nproc; tools/runtests.sh).
+# The files run VFS_JOBS at a time (default: nproc + 1; tools/runtests.sh).
 BATS ?= $(sort $(wildcard t/*.bats))
 check: deps
 	@python3 tools/lint-tests.py
