@@ -230,6 +230,14 @@ count_procs() {
 	ct pgrep -c -f "$1" || true
 }
 
+# svc_state NAME: what runit and systemd say of service NAME, and the
+# end of its runit log (for a failure's message).
+svc_state() {
+	ct sh -c 'sv status "/etc/sv/$1"; systemctl is-enabled "$1.service"
+	    systemctl is-active "$1.service"; tail -n 5 "/var/log/runit/$1/current"
+	    ps -eo pid,ppid,stat,args' - "$1" 2>&1
+}
+
 # one_loop SERVICE: exactly one process named run has the service
 # directory as its working directory (the service's loop). A fork of the
 # loop (the child before it execs resources-report, a process
@@ -246,17 +254,21 @@ one_loop() {
 	# A runsvdir over /etc/service, where runit-helper enabled the
 	# services (as runit-systemd or an operator would run it).
 	ct sh -c 'setsid runsvdir -P /etc/service </dev/null >/dev/null 2>&1 &'
+	# The log line first, then down: runsv says down for a moment before
+	# it starts ./run, and a run that logged has still to send its own
+	# sv down; an sv up sent before that one lands is undone by it.
 	for u in "${HOST_UNITS[@]}" vfsentinel-answer; do
-		ct_wait 30 runit_down "$u"
 		ct_wait 30 ct grep -q 'systemd runs this service; runit keeps it down' \
 		    "/var/log/runit/$u/current"
+		ct_wait 30 runit_down "$u"
 	done
 	run -0 count_procs '^vfstore apply'
 	assert_output 1
 	# Switching one service to runit: disable the unit, sv up.
 	run -0 ct systemctl disable --now vfsentinel-resources.service
 	run -0 ct sv up /etc/sv/vfsentinel-resources
-	ct_wait 30 ct sh -c 'sv status /etc/sv/vfsentinel-resources | grep -q "^run:"'
+	ct_wait 30 ct sh -c 'sv status /etc/sv/vfsentinel-resources | grep -q "^run:"' ||
+	    fail "runit does not run it: $(svc_state vfsentinel-resources)"
 	# Starting the unit by hand now leaves it inactive: runit runs it.
 	run -0 ct systemctl start vfsentinel-resources.service
 	assert_equal "$(prop vfsentinel-resources ActiveState)" inactive
