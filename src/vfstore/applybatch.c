@@ -19,7 +19,7 @@
 #define YOUNG_MS 100		/* a file changed this recently is re-read */
 
 void
-astate_tell(struct apply *ap, const struct apply_event *ev)
+applybatch_tell(struct apply *ap, const struct apply_event *ev)
 {
 	if (ap->conf->event != NULL)
 		ap->conf->event(ap->conf->arg, ev);
@@ -81,7 +81,7 @@ set_unavailable(struct apply *ap, const char *why)
 	    .s = ap->conf->s };
 
 	ev.repeat = ap->unavailable && strcmp(ap->reason, why) == 0;
-	astate_tell(ap, &ev);
+	applybatch_tell(ap, &ev);
 	ap->unavailable = true;
 	snprintf(ap->reason, sizeof(ap->reason), "%s", why);
 	ap->metrics_dirty = true;
@@ -91,7 +91,7 @@ static void
 set_available(struct apply *ap)
 {
 	if (ap->unavailable) {
-		astate_tell(ap, &(struct apply_event){
+		applybatch_tell(ap, &(struct apply_event){
 		    .kind = APPLY_EV_AVAILABLE });
 		ap->metrics_dirty = true;
 	}
@@ -104,7 +104,7 @@ set_available(struct apply *ap)
  * replaced while it was read shows as a key change and is not kept.
  */
 void
-astate_refresh(struct apply *ap)
+applybatch_refresh(struct apply *ap)
 {
 	struct store *s = ap->conf->s;
 	struct filekey before;
@@ -131,7 +131,7 @@ is_report(const struct item *it)
 
 /* Answers what the cache can; true if some report needs the lock. */
 bool
-astate_from_cache(struct apply *ap)
+applybatch_from_cache(struct apply *ap)
 {
 	bool need = false;
 	size_t i;
@@ -159,7 +159,7 @@ astate_from_cache(struct apply *ap)
 
 /* Marks every report still unanswered as failed with reason. */
 void
-astate_fail_pending(struct apply *ap, const char *prefix,
+applybatch_fail_pending(struct apply *ap, const char *prefix,
     const char *reason)
 {
 	size_t i;
@@ -220,8 +220,8 @@ audit_quarantines(struct apply *ap, const struct health *h)
 		snprintf(it->errbuf, sizeof(it->errbuf),
 		    "cannot write the audit log: %s", why);
 		it->audit_error = it->errbuf;
-		astate_tell(ap, &(struct apply_event){ .kind = APPLY_EV_AUDIT,
-		    .rep = &it->rep, .error = why });
+		applybatch_tell(ap, &(struct apply_event){
+		    .kind = APPLY_EV_AUDIT, .rep = &it->rep, .error = why });
 	}
 }
 
@@ -241,7 +241,7 @@ keep_cache(struct apply *ap, struct health *h)
  * answered only after the save returned, so its line means "durable".
  */
 void
-astate_locked(struct apply *ap)
+applybatch_locked(struct apply *ap)
 {
 	struct store *s = ap->conf->s;
 	struct atomic_result res;
@@ -251,19 +251,21 @@ astate_locked(struct apply *ap)
 	if (store_lock(s, true, ap->conf->lock_timeout) < 0) {
 		if (s->unavailable)
 			set_unavailable(ap, s->why);
-		astate_fail_pending(ap, s->unavailable ?
+		applybatch_fail_pending(ap, s->unavailable ?
 		    "VF health state unavailable: " : "", s->why);
 		return;
 	}
 	if (health_load(s, &h, ap->conf->threshold) < 0) {
 		set_unavailable(ap, s->why);
-		astate_fail_pending(ap, "VF health state unavailable: ",
+		applybatch_fail_pending(ap, "VF health state unavailable: ",
 		    s->why);
 	} else if (apply_reports(ap, &h) && health_save(s, &h, &res) < 0) {
-		astate_tell(ap, &(struct apply_event){ .kind = APPLY_EV_PERSIST,
+		applybatch_tell(ap, &(struct apply_event){
+		    .kind = APPLY_EV_PERSIST,
 		    .step = res.step ? res.step : "", .error = s->why });
 		ap->persist_failed = ap->metrics_dirty = true;
-		astate_fail_pending(ap, "persist VF health state: ", s->why);
+		applybatch_fail_pending(ap, "persist VF health state: ",
+		    s->why);
 	} else {
 		ap->persist_failed = false;
 		audit_quarantines(ap, &h);

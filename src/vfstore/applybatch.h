@@ -3,8 +3,8 @@
  * batch loop and the answers; applyengine.h is its interface): the engine's
  * struct, a batch's items, and the cached load of the health file (kept
  * while the file's identity is unchanged) with the locked batch that
- * loads, applies, saves and audits (astate_*: the apply state). Events go
- * to the engine's event function; nothing here prints or exits.
+ * loads, applies, saves and audits (the applybatch_* functions). Events
+ * go to the engine's event function; nothing here prints or exits.
  */
 #ifndef VFS_APPLYBATCH_H
 #define VFS_APPLYBATCH_H
@@ -61,22 +61,22 @@ struct apply {
 };
 
 /* Tells ev to the event function, if there is one. */
-void astate_tell(struct apply *ap, const struct apply_event *ev);
+void applybatch_tell(struct apply *ap, const struct apply_event *ev);
 
 /* Reloads the cache when the health file changed (no lock). */
-void astate_refresh(struct apply *ap);
+void applybatch_refresh(struct apply *ap);
 
 /* Answers what the cache can; true if some report needs the lock. */
-bool astate_from_cache(struct apply *ap);
+bool applybatch_from_cache(struct apply *ap);
 
 /* Marks every report still unanswered as failed with prefix, reason. */
-void astate_fail_pending(struct apply *ap, const char *prefix,
+void applybatch_fail_pending(struct apply *ap, const char *prefix,
     const char *reason);
 
 /*
  * Lock, fresh load, every report of the batch in order, one save and the
  * audit of its quarantines; a failure is in the pending items' errors.
  */
-void astate_locked(struct apply *ap);
+void applybatch_locked(struct apply *ap);
 
 #endif

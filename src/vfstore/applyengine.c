@@ -106,7 +106,7 @@ item_init(struct apply *ap, struct item *it, enum jsonl_status st,
 	else
 		item_classify(it);
 	if (it->error != NULL)
-		astate_tell(ap, &(struct apply_event){
+		applybatch_tell(ap, &(struct apply_event){
 		    .kind = APPLY_EV_BAD_LINE, .lineno = ap->r.lineno,
 		    .error = it->error });
 }
@@ -126,7 +126,7 @@ item_account(struct apply *ap, struct item *it)
 		ap->quarantines += it->rep.outcome == HEALTH_QUARANTINED;
 		ap->metrics_dirty = true;
 	}
-	astate_tell(ap, &ev);
+	applybatch_tell(ap, &ev);
 }
 
 /*
@@ -237,7 +237,7 @@ metrics_flush(struct apply *ap)
 	if (text == NULL || prom_write_textfile(ap->conf->metrics, text,
 	    len) < 0) {
 		if (!ap->metrics_warned)
-			astate_tell(ap, &(struct apply_event){ .kind =
+			applybatch_tell(ap, &(struct apply_event){ .kind =
 			    APPLY_EV_METRICS, .path = ap->conf->metrics,
 			    .error = strerror(errno) });
 		ap->metrics_warned = true;
@@ -284,12 +284,12 @@ batch_run(struct apply *ap)
 
 	if (ap->n == 0)
 		return 0;
-	astate_refresh(ap);
+	applybatch_refresh(ap);
 	if (ap->unavailable)
-		astate_fail_pending(ap, "VF health state unavailable: ",
+		applybatch_fail_pending(ap, "VF health state unavailable: ",
 		    ap->reason);
-	else if (astate_from_cache(ap))
-		astate_locked(ap);
+	else if (applybatch_from_cache(ap))
+		applybatch_locked(ap);
 	for (i = 0; i < ap->n; i++) {
 		struct item *it = &ap->items[i];
 
@@ -330,7 +330,7 @@ wait_input(struct apply *ap, const sigset_t *waitmask)
 		    &gone) > 0 && p[0].revents != 0)
 			return 0;
 		if (gone) {
-			astate_tell(ap, &(struct apply_event){ .kind =
+			applybatch_tell(ap, &(struct apply_event){ .kind =
 			    APPLY_EV_PEER_GONE });
 			return -1;
 		}
@@ -362,7 +362,7 @@ signals_block(sigset_t *waitmask)
 static int
 signals_failed(struct apply *ap)
 {
-	astate_tell(ap, &(struct apply_event){ .kind = APPLY_EV_READ,
+	applybatch_tell(ap, &(struct apply_event){ .kind = APPLY_EV_READ,
 	    .error = strerror(errno) });
 	return -1;
 }
@@ -380,7 +380,7 @@ apply_run(struct apply *ap)
 	 * blocked only once batches start (a stop then ends the wait). */
 	if (sig_stop_install(false) < 0)
 		return signals_failed(ap);
-	astate_refresh(ap);
+	applybatch_refresh(ap);
 	metrics_flush(ap);
 	if (signals_block(&waitmask) < 0)
 		return signals_failed(ap);
@@ -396,7 +396,7 @@ apply_run(struct apply *ap)
 			break;
 		}
 		if (jsonl_fill(&ap->r) < 0) {
-			astate_tell(ap, &(struct apply_event){
+			applybatch_tell(ap, &(struct apply_event){
 			    .kind = APPLY_EV_READ, .error = strerror(errno) });
 			rc = -1;
 		}
