@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # The guest services under a private runsvdir (SPEC.md 5): kmsg-watch and
 # gpu-probe feed vsock-answer through its FIFO, runit restarts whatever is
-# killed, and a program that settled leaves its service down.
+# killed, and a program that finished its job (exit 0) leaves its
+# service down.
 
 load helpers
 load lib/answer
@@ -189,7 +190,7 @@ ms_since() {
 	runit_log vfsentinel-probe | grep -q 'GPU init probe disabled'
 }
 
-@test "shutdown: every runsv exits, settled or running, none is left behind" {
+@test "shutdown: every runsv exits, finished (exit 0) or running, none is left behind" {
 	mkfifo "$T/kmsgfifo"
 	sleep 600 >"$T/kmsgfifo" 3>&- &
 	HOLD_PID=$!

@@ -384,7 +384,7 @@ rpc_errors_ge() {
 	[ "$(rpc_errors)" -ge "$1" ]
 }
 
-@test "sentinel-poll: why a target cannot be checked is warned once per reason; a VMM back is told" {
+@test "sentinel-poll: why a target cannot be checked is warned once per reason; a VMM back is logged" {
 	target 0000:e3:00.4 i-1 "$TS1" "unix:$G/none" "$G/vm.ctl" >"$TARGETS"
 	sentinel-poll --sysfs-root "$SYSFS" --targets "$TARGETS" --interval 1 \
 	    --log-level info >"$T/out" 2>"$T/err" 3>&- &

@@ -2,7 +2,7 @@
  * systemic.h - the systemic-failure rule of SPEC.md 4.5 as 6.5 amends
  * it: failures that point at a cause no SR-IOV cycle cures (a driver or
  * guest-image rollout: every VF that boots fails; a card that fails
- * again right after its cycle), told apart from many wedges at once (a
+ * again right after its cycle), distinguished from many wedges at once (a
  * mass VMM kill: the OOM killer, a launcher crash). resources-report
  * reports it; vfrecover refuses to cycle a card while it holds (4.6).
  *

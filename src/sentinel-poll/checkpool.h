@@ -60,7 +60,7 @@ void checkpool_release(struct checkpool *cp);
 /*
  * Starts a check of endpoint (endpoint.h; "vsock:CID" without a port
  * dials default_port) in the free slot i, to end at deadline. True if it
- * is in flight; false if it ended at once, told to done as rpc_error
+ * is in flight; false if it ended at once, passed to done as rpc_error
  * ("invalid endpoint", or the connect error).
  */
 bool checkpool_start(struct checkpool *cp, size_t i, const char *endpoint,

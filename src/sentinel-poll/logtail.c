@@ -251,7 +251,7 @@ logtails_sweep(struct logtails *ts)
 
 /*
  * Feeds fd from f's offset to its end; a partial last line waits.
- * 0, or -1/ENOMEM; a read error is told to report.
+ * 0, or -1/ENOMEM; a read error is passed to report.
  */
 static int
 file_read(struct logtails *ts, struct logtail_file *f, int fd,

@@ -20,7 +20,7 @@
  * array, the strings of each tail and the window. Pointers to a tail are
  * borrowed until the set changes (logtails_get, logtails_sweep). Nothing
  * here prints: failures return -1 with errno, and a log that cannot be
- * opened or read is told to the caller's logtail_error_fn, which logs it.
+ * opened or read is passed to the caller's logtail_error_fn, which logs it.
  */
 #ifndef VFS_LOGTAIL_H
 #define VFS_LOGTAIL_H
@@ -86,7 +86,7 @@ struct logtails {
 
 /*
  * A console log at path could not be opened (opening: the log of this
- * pass; a missing LOG.1 is not told) or read; err is the errno.
+ * pass; a missing LOG.1 is not reported) or read; err is the errno.
  */
 typedef void logtail_error_fn(void *arg, const char *path, bool opening,
     int err);

@@ -36,11 +36,11 @@ struct poller {
 	struct confirm_batch pend;	/* failed/ok lines to confirm */
 	struct logtails tails;		/* the log source */
 	struct stop stop;		/* why the loop ends (wait.h) */
-	struct target_marks skipped;	/* VMM not alive, told about */
-	struct target_marks failing;	/* checks failed: why, when told */
+	struct target_marks skipped;	/* VMM not alive, reported */
+	struct target_marks failing;	/* checks failed: why, when reported */
 	long long failing_swept;	/* when failing was last swept */
-	bool table_warned;		/* PROC/net/unix unreadable, told */
-	bool waiting;			/* no framework, told */
+	bool table_warned;		/* PROC/net/unix unreadable, reported */
+	bool waiting;			/* no framework, reported */
 	bool metrics_warned;		/* the last metrics write failed */
 	struct pollstat stat;		/* what the textfile says */
 };
@@ -156,7 +156,7 @@ bad_line(void *arg, unsigned long lineno, const char *why)
  * Lists the targets: those with a transport and, with gate (a scan),
  * whose VMM is alive. The re-read that confirms an assignment has no
  * gate: it only compares the VF and claim time, and must not probe a
- * VMM a second time. quiet: bad --targets lines are not told again.
+ * VMM a second time. quiet: bad --targets lines are not reported again.
  */
 static int
 list_targets(struct poller *p, struct targets *ts, bool quiet, bool gate,
@@ -224,7 +224,7 @@ emit_check(struct poller *p, const struct target *t,
 }
 
 /*
- * A check of t could not be made, for why: told as new (not repeat) the
+ * A check of t could not be made, for why: reported as new (not repeat) the
  * first time, when why changes, and once every FAIL_LOG_MS while it
  * keeps failing the same way. The marks of targets that did not fail
  * for FAIL_LOG_MS are forgotten.
@@ -510,7 +510,7 @@ framework_check(struct poller *p)
 	return present;
 }
 
-/* Rewrites the metrics textfile; a failure is told once until a write
+/* Rewrites the metrics textfile; a failure is reported once until a write
  * works again. */
 static void
 write_metrics(struct poller *p)

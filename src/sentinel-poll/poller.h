@@ -30,7 +30,7 @@
 enum poller_event_kind {
 	POLLER_EV_NO_ENDPOINT,	/* t: no endpoint or console log: skipped */
 	POLLER_EV_NO_CONTROL,	/* t: no control socket: skipped */
-	POLLER_EV_VMM_DOWN,	/* t, vmm, why, err; repeat: told before */
+	POLLER_EV_VMM_DOWN,	/* t, vmm, why, err; repeat: reported before */
 	POLLER_EV_TABLE,	/* err; repeat: PROC/net/unix unreadable */
 	POLLER_EV_BAD_LINE,	/* lineno, why (NULL: over-long): skipped */
 	POLLER_EV_LIST_FAILED,	/* why: a scan cannot list its targets */

@@ -226,7 +226,7 @@ targets_from_ledger(const char *data_dir, unsigned lock_timeout,
 	return rc;
 }
 
-/* One line of r: appended, skipped and told to bad, or -1/ENOMEM. */
+/* One line of r: appended, skipped and passed to bad, or -1/ENOMEM. */
 static int
 read_line(struct targets *ts, const char *line, size_t len,
     unsigned long lineno, targets_bad_fn *bad, void *arg)

@@ -8,7 +8,7 @@
  * targets (deep copies); targets_release() releases them. Pointers into a
  * list are borrowed until the list changes. Nothing here prints: a
  * listing that fails returns -1 with errno and its reason in a struct
- * targets_why, and a skipped --targets line is told to the caller's
+ * targets_why, and a skipped --targets line is passed to the caller's
  * targets_bad_fn, which logs it.
  */
 #ifndef VFS_TARGETS_H
@@ -92,7 +92,7 @@ int targets_from_ledger(const char *data_dir, unsigned lock_timeout,
 
 /*
  * Appends the --targets lines read from fd to its end; a bad or over-long
- * line is skipped and told to bad (NULL: quiet). 0, or -1 with errno and
+ * line is skipped and passed to bad (NULL: quiet). 0, or -1 with errno and
  * why set (a read error, ENOMEM).
  */
 int targets_read_fd(int fd, struct targets *ts, targets_bad_fn *bad,

@@ -237,8 +237,9 @@ step_idle(struct recovery_run *r)
 /*
  * The host's quiesce-restore window (quiesce and restore act on the
  * whole host, DCGM): host.lock, held from quiesce to restore, names its
- * card. Another card's run waits for it up to --wait, told. 0, or an
- * exit code (the card stays drained).
+ * card. Another card's run waits for it up to --wait and reports the
+ * wait (RECOVERRUN_EV_HOST_WAIT). 0, or an exit code (the card stays
+ * drained).
  */
 static int
 host_lock(struct recovery_run *r)

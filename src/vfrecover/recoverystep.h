@@ -41,7 +41,7 @@ struct recovery_run {
 	const char *status_word;	/* the running step's status */
 	json_t *fields;			/* the running step's fields */
 	char env_card[VF_ADDR_LEN + 32];
-	bool metrics_warned;		/* RECOVERRUN_EV_METRICS told */
+	bool metrics_warned;		/* RECOVERRUN_EV_METRICS reported */
 };
 
 /* Tells ev to the event function; returns code. */
@@ -58,7 +58,7 @@ void rstep_emit(struct recovery_run *r, json_t *obj);
 /*
  * Appends step's audit line (its outcome the running step's status,
  * fields the extra members) under the store's exclusive lock, taken here
- * unless locked. 0 or the exit code (told).
+ * unless locked. 0, or the exit code (the error reported as an event).
  */
 int rstep_audit(struct recovery_run *r, enum recovery_step step,
     const json_t *fields, bool locked);
@@ -70,24 +70,27 @@ void rstep_status(struct recovery_run *r, const char *word,
 /*
  * Emits the step's line, writes it to the journal (not in a dry run)
  * and audits it (unless audited). 0, STEP_FAILED for a failed step, or
- * the exit code (told).
+ * the exit code (the error reported as an event).
  */
 int rstep_finish(struct recovery_run *r, enum recovery_step step,
     bool audited);
 
-/* Writes step as started to the journal. 0 or the exit code (told). */
+/*
+ * Writes step as started to the journal. 0, or the exit code (the
+ * error reported as an event).
+ */
 int rstep_start(struct recovery_run *r, enum recovery_step step);
 
 /*
  * Rewrites the metrics textfile, if any, from the journals; a failure is
- * told once a run and changes nothing else.
+ * reported (RECOVERRUN_EV_METRICS) once a run and changes nothing else.
  */
 void rstep_metrics(struct recovery_run *r);
 
 /*
  * Runs script (/bin/sh -c, args its $0...) for step, with VFSENTINEL_VF
- * when vf is not NULL; true when it exited 0. Its result is told, a
- * failure goes into the step's "error".
+ * when vf is not NULL; true when it exited 0. Its result is reported as
+ * an event; a failure also goes into the step's "error".
  */
 bool rstep_command(struct recovery_run *r, const char *step,
     const char *script, char *const args[], const char *vf);
@@ -98,7 +101,8 @@ bool rstep_sriov(struct recovery_run *r, const char *step,
 
 /*
  * Locks the store (exclusive or shared) and loads h, and the ledger
- * into c unless NULL. 0 with the store locked, or the exit code (told).
+ * into c unless NULL. 0 with the store locked, or the exit code (the
+ * error reported as an event).
  */
 int rstep_load(struct recovery_run *r, bool exclusive,
     struct health *h, struct claims *c);

@@ -54,7 +54,7 @@ struct apply {
 	char reason[1024];
 	unsigned long long init_failures, quarantines, checks[APPLY_CHECK_N];
 	bool metrics_dirty;
-	bool metrics_warned;		/* the last write failed, was told */
+	bool metrics_warned;		/* the last write failed, reported */
 	long long metrics_at;		/* io_now_ms() of the last write */
 	struct item items[APPLY_BATCH_MAX];
 	size_t n;

@@ -8,11 +8,11 @@
  * save returned. Counters go to an optional Prometheus textfile.
  *
  * A quarantine is audited (storeaudit_quarantined(), under the lock,
- * after the save); a failed audit write is told (APPLY_EV_AUDIT) and the
+ * after the save); a failed audit write is reported (APPLY_EV_AUDIT) and the
  * line's answer carries its outcome and an "error".
  *
  * Nothing here prints or exits: answer lines go to the caller's emit
- * function, and whatever is worth a log line is told to its event
+ * function, and whatever is worth a log line is reported to its event
  * function. SIGTERM and SIGINT end the wait for input (sig.h), never a
  * batch half-way.
  */
@@ -34,7 +34,7 @@ enum apply_check {
 };
 
 enum apply_event_kind {
-	APPLY_EV_UNAVAILABLE,	/* error; repeat: as already told */
+	APPLY_EV_UNAVAILABLE,	/* error; repeat: reported before */
 	APPLY_EV_AVAILABLE,	/* the state loads again */
 	APPLY_EV_BAD_LINE,	/* lineno, error: the line is skipped */
 	APPLY_EV_PERSIST,	/* step, error: the save failed */
@@ -91,8 +91,8 @@ struct apply *apply_new(const struct apply_conf *conf);
 /*
  * Runs until end of input or a stop signal (0). Otherwise the emit
  * function's nonzero result, or -1: reading the input failed, the stop
- * signals could not be set up (both told as APPLY_EV_READ) or the
- * output's reader went away (told as an event).
+ * signals could not be set up (both reported as APPLY_EV_READ) or the
+ * output's reader went away (reported as APPLY_EV_PEER_GONE).
  */
 int apply_run(struct apply *ap);
 

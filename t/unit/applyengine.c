@@ -21,7 +21,7 @@
 struct seen {
 	json_t *answers;		/* every emitted line */
 	int events[APPLY_EV_READ + 1];
-	int repeats;			/* UNAVAILABLE told again */
+	int repeats;			/* UNAVAILABLE with repeat set */
 	unsigned long bad_lineno;
 	char nvrm[64];
 	int stop_after;			/* emit fails after this many; 0 never */
@@ -141,8 +141,8 @@ test_stream(const char *tmp)
 	ok(json_is_true(json_object_get(json_array_get(sn.answers, 5),
 	    "rescinded")), "and rescinds the quarantine");
 	ok(sn.events[APPLY_EV_BAD_LINE] == 2 && sn.bad_lineno == 5,
-	    "bad lines told, line %lu", sn.bad_lineno);
-	ok(sn.events[APPLY_EV_REPORT] == 3, "reports told");
+	    "bad lines reported, line %lu", sn.bad_lineno);
+	ok(sn.events[APPLY_EV_REPORT] == 3, "an event for each report");
 	is_str(sn.nvrm, "Xid 119", "nvrm passed on");
 	ok(sn.events[APPLY_EV_UNAVAILABLE] == 0, "available");
 	ok(access(health, F_OK) == 0, "health file saved");
@@ -169,10 +169,11 @@ test_unavailable(const char *tmp)
 	    answer_str(&sn, 0, "error"));
 	is_str(answer_str(&sn, 1, "vf_address"), VF, "input kept");
 	ok(sn.events[APPLY_EV_UNAVAILABLE] >= 1 && sn.repeats ==
-	    sn.events[APPLY_EV_UNAVAILABLE] - 1, "unavailable told once "
-	    "new (%d, %d repeats)", sn.events[APPLY_EV_UNAVAILABLE],
-	    sn.repeats);
-	ok(sn.events[APPLY_EV_REPORT] == 2, "reports told with errors");
+	    sn.events[APPLY_EV_UNAVAILABLE] - 1, "unavailable reported "
+	    "once as new (%d, %d repeats)",
+	    sn.events[APPLY_EV_UNAVAILABLE], sn.repeats);
+	ok(sn.events[APPLY_EV_REPORT] == 2,
+	    "an event for each report, with its error");
 	json_decref(sn.answers);
 }
 

@@ -259,7 +259,7 @@ test_tails_pass(void)
 	ok(logtails_pass(&ts, f, path, report, NULL) == 0 && nopen == 1 &&
 	    last_err == ENOENT && strcmp(last_path, path) == 0 &&
 	    f->lt.last == GUEST_MARKER_NONE,
-	    "a missing log: told as not opened, no marker");
+	    "a missing log: reported as not opened, no marker");
 	append(path, "w", "boot\n" FAILED_LINE "\nhalf");
 	ok(logtails_pass(&ts, f, path, report, NULL) == 0 &&
 	    f->lt.last == GUEST_MARKER_FAILED && f->lt.offset == 5 +
@@ -287,7 +287,7 @@ test_tails_pass(void)
 	nread = 0;
 	f = logtails_get(&ts, "i-2", "0000:e3:00.5", "t2");
 	ok(logtails_pass(&ts, f, path, report, NULL) == 0 && nread == 1 &&
-	    last_err == EISDIR, "a read error is told, not fatal");
+	    last_err == EISDIR, "a read error is reported, not fatal");
 	ok(logtails_pass(&ts, f, path, NULL, NULL) == 0,
 	    "no report: errors are silent");
 	rmdir(path);

@@ -2,9 +2,9 @@
  * recoverrun.c - unit tests (TAP) for vfrecover's step machine (src/vfrecover/
  * recoverrun.c): over a fake card with two VFs, the engine's lines, events
  * and audit calls through its callbacks: a failed audit write stops the
- * run at that step, told with the step, and restore still runs; a
- * sriov-manage that changes nothing fails disable, then restore; a dry
- * run audits nothing.
+ * run at that step, reported with the step, and restore still runs;
+ * a sriov-manage that changes nothing fails disable, then restore; a
+ * dry run audits nothing.
  */
 #include <errno.h>
 #include <limits.h>
@@ -183,14 +183,14 @@ test_audit_fails(void)
 	is_str(s.steps, "preflight:done drain:done idle:done quiesce:done "
 	    "restore:skipped", "it stops after quiesce; restore runs");
 	is_str(s.audit_step, "quiesce:No space left on device",
-	    "the failed audit is told with its step and error");
+	    "the failed audit is reported with its step and error");
 	is_str(s.audits, "preflight:done drain:done idle:done "
 	    "quiesce:done restore:skipped", "restore is audited too");
 	is_str(s.cmd_steps, "", "sriov-manage never ran");
 	ok(run(&s, "drain", false) == EX_IOERR, "drain's audit: 74");
 	is_str(s.steps, "preflight:done", "no drain line, nothing after");
 	is_str(s.audit_step, "drain:No space left on device",
-	    "told as drain's");
+	    "reported as drain's");
 }
 
 static void

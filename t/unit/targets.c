@@ -134,7 +134,8 @@ test_files(void)
 	    ts.n == 2, "a file's good lines are appended");
 	ok(nbad == 3 && bad_lines[0] == 2 && bad_lines[1] == 3 &&
 	    bad_lines[2] == 5 && nlong == 0,
-	    "its bad lines (an empty one too) are told with their numbers");
+	    "its bad lines (an empty one too) are reported with their "
+	    "numbers");
 	targets_release(&ts);
 	nbad = 0;
 	src.path = path;
@@ -175,7 +176,7 @@ test_long_line(void)
 	nlong = nbad = 0;
 	ok(targets_from_file(path, &ts, count_bad, NULL, &why) == 0 &&
 	    ts.n == 1 && nlong == 1 && nbad == 0,
-	    "an over-long line is skipped and told with why NULL");
+	    "an over-long line is skipped and reported with why NULL");
 	unlink(path);
 	targets_release(&ts);
 }
