@@ -240,9 +240,8 @@ svc_state() {
 
 # one_loop SERVICE: exactly one process named run has the service
 # directory as its working directory (the service's loop). A fork of the
-# loop (the child before it execs resources-report, a process
-# substitution) is one more for a moment, so callers poll it: two
-# supervisors would make it two for good.
+# loop (the child before it execs resources-report) is one more for a
+# moment, so callers poll it: two supervisors would make it two for good.
 one_loop() {
 	# shellcheck disable=SC2016 # the container's shell expands it
 	[ "$(ct sh -c 'for p in $(pgrep -x run); do
