@@ -178,6 +178,28 @@ checks_total() {
 	assert_output ""
 }
 
+@test "runit_strays: a process that ended while looked at is no stray; one outside runsv is" {
+	local fake_sv fake_gone fake_out
+	# A stand-in runsv, a process that has ended, one that never was
+	# the stand-in's: the check's view of a service that is restarting.
+	hold sleep 100
+	fake_sv=${HOLD_PIDS##* }
+	true &
+	fake_gone=$!
+	wait "$fake_gone"
+	hold sleep 100
+	fake_out=${HOLD_PIDS##* }
+	# (Names of its own: runit_strays' locals would hide sup, out.)
+	# shellcheck disable=SC2317 # called by runit_strays
+	runit_procs() {
+		printf '%s 1 runsv 0\n%s %s run 0\n%s 1 sleep 0\n' \
+		    "$fake_sv" "$fake_gone" "$fake_sv" "$fake_out"
+	}
+	run runit_strays x
+	assert_success
+	assert_output "$fake_out sleep"
+}
+
 @test "sentinel: sv kill, kill -9 of each process: one instance, no orphan, no temp dir" {
 	sentinel_service
 	# ./run execs into vfstore apply and its process substitution into

@@ -182,33 +182,43 @@ runit_procs() {
 	done
 }
 
-# runit_descends PID ANCESTOR: PID is ANCESTOR or one of its descendants.
+# runit_descends PID ANCESTOR: 0 when PID is ANCESTOR or one of its
+# descendants, 1 when not, 2 when PID has ended. An ancestor that ends
+# during the walk has handed PID to a new parent: the walk starts again.
 runit_descends() {
-	local p=$1 s
+	local p s try
 	local -a f
-	while [ "${p:-0}" -gt 1 ]; do
-		[ "$p" = "$2" ] && return 0
-		read -r s 2>/dev/null <"/proc/$p/stat" || return 1
-		read -ra f <<<"${s##*) }"
-		p=${f[1]}
+	for ((try = 0; try < 5; try++)); do
+		p=$1
+		while [ "${p:-0}" -gt 1 ]; do
+			[ "$p" = "$2" ] && return 0
+			if ! read -r s 2>/dev/null <"/proc/$p/stat"; then
+				[ "$p" != "$1" ] || return 2
+				continue 2
+			fi
+			read -ra f <<<"${s##*) }"
+			p=${f[1]}
+		done
+		return 1
 	done
 	return 1
 }
 
 # runit_strays NAME: prints "PID COMM" for every process of NAME
 # (runit_procs) that does not descend from NAME's runsv: what a killed
-# instance left behind. Nothing when there is none.
+# instance left behind. Nothing when there is none. A process that ends
+# before it is looked at (a new instance's short-lived command) is none.
 runit_strays() {
-	local procs sup pid comm
+	local procs sup pid comm rc
 	procs=$(runit_procs "$1")
 	sup=$(awk '$3 == "runsv" { print $1 }' <<<"$procs")
 	while read -r pid _ comm _; do
 		if [ -z "$pid" ] || [ "$comm" = runsv ]; then
 			continue
 		fi
-		if [ -z "$sup" ] || ! runit_descends "$pid" "$sup"; then
-			echo "$pid $comm"
-		fi
+		rc=1
+		[ -z "$sup" ] || { runit_descends "$pid" "$sup" && rc=0 || rc=$?; }
+		[ "$rc" != 1 ] || echo "$pid $comm"
 	done <<<"$procs"
 }
 
