@@ -234,7 +234,7 @@ check_failed(struct poller *p, const struct target *t, const char *why)
 {
 	long long now = io_now_ms();
 	struct target_mark *m;
-	bool same;
+	int same;
 
 	if (now - p->failing_swept >= FAIL_LOG_MS) {
 		target_marks_sweep(&p->failing);
@@ -245,16 +245,10 @@ check_failed(struct poller *p, const struct target *t, const char *why)
 		return;
 	}
 	why = why != NULL ? why : "";
-	same = m->why != NULL && strcmp(m->why, why) == 0 &&
-	    now - m->at < FAIL_LOG_MS;
-	if (!same) {
-		free(m->why);
-		if ((m->why = strdup(why)) == NULL)
-			out_of_memory(p);
-		m->at = now;
-	}
+	if ((same = target_mark_repeat(m, why, now, FAIL_LOG_MS)) == -1)
+		out_of_memory(p);
 	tell(p, &(struct poller_event){ .kind = POLLER_EV_RPC_ERROR,
-	    .t = t, .why = why, .repeat = same });
+	    .t = t, .why = why, .repeat = same == 1 });
 }
 
 /* A failed or ok verdict waits for the next confirmation batch; the

@@ -373,6 +373,17 @@ target_marks_has(const struct target_marks *m, const struct target *t)
 	return has;
 }
 
+int
+target_mark_repeat(struct target_mark *m, const char *why, long long now,
+    long long every)
+{
+	if (m->why != NULL && strcmp(m->why, why) == 0 && now - m->at < every)
+		return 1;
+	free(m->why);
+	m->at = now;
+	return (m->why = strdup(why)) == NULL ? -1 : 0;
+}
+
 void
 target_marks_sweep(struct target_marks *m)
 {

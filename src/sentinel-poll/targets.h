@@ -139,6 +139,17 @@ struct target_mark *target_marks_get(struct target_marks *m,
 /* true if t's assignment is in m; marks nothing. */
 bool target_marks_has(const struct target_marks *m, const struct target *t);
 
+/*
+ * A failure of m's assignment for why (not NULL) at now: 1 when it
+ * repeats the last new one (the same why, less than every ago), 0 when
+ * it is new (the first, another why, or the same again after every),
+ * and then becomes the last new one; -1/ENOMEM when why could not be
+ * kept (m then has none, so the next is new). now and every: any one
+ * unit, e.g. milliseconds of io_now_ms().
+ */
+int target_mark_repeat(struct target_mark *m, const char *why,
+    long long now, long long every);
+
 /* Forgets the assignments not marked since the last sweep. */
 void target_marks_sweep(struct target_marks *m);
 

@@ -1,7 +1,8 @@
 /*
  * targets.c - unit tests (TAP) for the target list: --targets lines
- * (required fields, defaults, bad lines with their reason), lookup, and
- * copies from the claims ledger.
+ * (required fields, defaults, bad lines with their reason), lookup,
+ * copies from the claims ledger, and the marks kept from scan to scan
+ * with the 5-minute repeat of a check failure's warn.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -218,6 +219,34 @@ test_marks(void)
 	ok(m.n == 0 && m.v == NULL, "target_marks_release empties the set");
 }
 
+/* The 5-minute rule of a check failure's warn (FAIL_LOG_MS), on a clock
+ * the test sets. */
+static void
+test_mark_repeat(void)
+{
+	const long long every = 300000;
+	struct target_mark m = { 0 };
+
+	ok(target_mark_repeat(&m, "connect: Permission denied", 1000,
+	    every) == 0, "the first failure is new");
+	ok(target_mark_repeat(&m, "connect: Permission denied", 2000,
+	    every) == 1, "the same reason a second later repeats it");
+	ok(target_mark_repeat(&m, "connect: Permission denied",
+	    1000 + every - 1, every) == 1, "and just under 5 minutes later");
+	ok(target_mark_repeat(&m, "connect: Permission denied", 1000 + every,
+	    every) == 0, "5 minutes after the last new one it is new again");
+	ok(target_mark_repeat(&m, "connect: Permission denied",
+	    2000 + every, every) == 1, "and the clock starts from there");
+	ok(target_mark_repeat(&m, "timeout", 3000 + every, every) == 0,
+	    "another reason is new at once");
+	ok(target_mark_repeat(&m, "connect: Permission denied",
+	    4000 + every, every) == 0, "and so is the first one back");
+	ok(target_mark_repeat(&m, "", 5000 + every, every) == 0 &&
+	    target_mark_repeat(&m, "", 6000 + every, every) == 1,
+	    "an empty reason is one like any other");
+	free(m.why);
+}
+
 int
 main(void)
 {
@@ -227,5 +256,6 @@ main(void)
 	test_long_line();
 	test_ledger();
 	test_marks();
+	test_mark_repeat();
 	return done_testing();
 }
