@@ -96,12 +96,11 @@ test_profile(void)
 static void
 test_holder(void)
 {
-	char root[] = "/tmp/unit-adopt.XXXXXX", cmd[PATH_MAX * 2];
+	char root[PATH_MAX], cmd[PATH_MAX * 2];
 	const char *w;
 	long pid;
 
-	if (mkdtemp(root) == NULL)
-		abort();
+	tap_tmpdir(root, sizeof(root), "adopt");
 	(void)snprintf(cmd, sizeof(cmd), "cd '%s' && mkdir -p "
 	    "sys/bus/pci/devices/" VF " sys/kernel/iommu_groups/87 "
 	    "proc/1234/fd && ln -s ../../../kernel/iommu_groups/87 "

@@ -4,6 +4,7 @@
  * and the metrics textfile in a temporary data dir, fail-closed without
  * DATA_DIR/gpu, and an emit failure that stops the stream.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,13 +116,14 @@ static void
 test_stream(const char *tmp)
 {
 	struct seen sn = { .answers = json_array() };
-	char data[256], gpu[512], metrics[512], health[1024];
+	char data[PATH_MAX * 2], gpu[PATH_MAX * 2], metrics[PATH_MAX * 2];
+	char health[PATH_MAX * 2];
 	const char *m;
 
 	snprintf(data, sizeof(data), "%s/ok", tmp);
-	snprintf(gpu, sizeof(gpu), "%s/gpu", data);
+	snprintf(gpu, sizeof(gpu), "%s/ok/gpu", tmp);
 	snprintf(metrics, sizeof(metrics), "%s/m.prom", tmp);
-	snprintf(health, sizeof(health), "%s/vf-health.json", gpu);
+	snprintf(health, sizeof(health), "%s/ok/gpu/vf-health.json", tmp);
 	ok(mkdir(data, 0755) == 0 && mkdir(gpu, 0755) == 0, "data dir");
 	ok(run_engine(data, LINE("failed", "5") "\n"
 	    "{\"check\":\"unknown\"}\n" "not json\n"
@@ -158,7 +160,7 @@ static void
 test_unavailable(const char *tmp)
 {
 	struct seen sn = { .answers = json_array() };
-	char data[512];
+	char data[PATH_MAX * 2];
 
 	snprintf(data, sizeof(data), "%s/nogpu", tmp);
 	ok(mkdir(data, 0755) == 0, "data dir without gpu/");
@@ -194,12 +196,12 @@ test_answer_text(const char *tmp)
 		    "\"outcome\":\"unchanged\",\"threshold\":2}",
 	};
 	struct seen sn = { .answers = json_array() };
-	char data[256], gpu[512];
+	char data[PATH_MAX * 2], gpu[PATH_MAX * 2];
 	char *text;
 	size_t i;
 
 	snprintf(data, sizeof(data), "%s/answer", tmp);
-	snprintf(gpu, sizeof(gpu), "%s/gpu", data);
+	snprintf(gpu, sizeof(gpu), "%s/answer/gpu", tmp);
 	ok(mkdir(data, 0755) == 0 && mkdir(gpu, 0755) == 0, "data dir");
 	ok(run_engine(data, "{\"outcome\":\"x\",\"check\":\"unknown\","
 	    "\"n\":1}\n"
@@ -220,7 +222,7 @@ static void
 test_emit_stops(const char *tmp)
 {
 	struct seen sn = { .answers = json_array(), .stop_after = 1 };
-	char data[512];
+	char data[PATH_MAX * 2];
 
 	snprintf(data, sizeof(data), "%s/ok", tmp);
 	ok(run_engine(data, "{\"check\":\"unknown\"}\n{\"check\":\"ok\"}\n",
@@ -234,7 +236,7 @@ static void
 test_flush(const char *tmp)
 {
 	struct seen sn = { .answers = json_array() };
-	char data[512];
+	char data[PATH_MAX * 2];
 	int rc;
 
 	snprintf(data, sizeof(data), "%s/ok", tmp);
@@ -253,17 +255,15 @@ test_flush(const char *tmp)
 int
 main(void)
 {
-	char tmp[] = "/tmp/vfs-apply-XXXXXX";
-	char cmd[64];
+	char tmp[PATH_MAX], cmd[PATH_MAX + 16];
 
-	if (mkdtemp(tmp) == NULL)
-		return 1;
+	tap_tmpdir(tmp, sizeof(tmp), "applyengine");
 	test_stream(tmp);
 	test_unavailable(tmp);
 	test_answer_text(tmp);
 	test_emit_stops(tmp);
 	test_flush(tmp);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
 	if (system(cmd) != 0)
 		ok(0, "cleanup");
 	return done_testing();

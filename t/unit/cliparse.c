@@ -72,17 +72,20 @@ test_bad_option(void)
 static void
 test_conf(void)
 {
-	char path[] = "/tmp/cliparse-XXXXXX", longp[PATH_MAX + 8];
+	char dir[PATH_MAX], path[PATH_MAX], longp[PATH_MAX + 8];
 	struct conf conf;
 	struct cli cli;
 	FILE *f;
-	int fd;
+	int n;
 
-	fd = mkstemp(path);
-	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	tap_tmpdir(dir, sizeof(dir), "cliparse");
+	n = snprintf(path, sizeof(path), "%s/conf", dir);
+	f = n > 0 && (size_t)n < sizeof(path) ? fopen(path, "w") : NULL;
 	ok(f != NULL, "a temporary configuration");
-	if (f == NULL)
+	if (f == NULL) {
+		rmdir(dir);
 		return;
+	}
 	fputs("sentinel.interval = 0\n", f);
 	fclose(f);
 	cliparse_init(&cli, usage);
@@ -102,6 +105,7 @@ test_conf(void)
 	    strstr(cli.err, "--sysfs-root: path too long") == cli.err,
 	    "a path option too long: 64, naming it");
 	unlink(path);
+	rmdir(dir);
 }
 
 int

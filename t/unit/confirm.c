@@ -3,6 +3,7 @@
  * sentinel-poll (same assignment, instance gone, another VF or claim
  * time) and for the poller's textfile (four gauges, HELP and TYPE).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,13 +54,12 @@ test_judge(void)
 static void
 test_textfile(void)
 {
-	char dir[] = "/tmp/unit-pollstat.XXXXXX", path[64];
+	char dir[PATH_MAX], path[PATH_MAX * 2];
 	struct pollstat s = { .framework_present = true, .targets = 3,
 	    .polled = 2, .last_scan = 1796000000 };
 	const char *text;
 
-	if (mkdtemp(dir) == NULL)
-		return;
+	tap_tmpdir(dir, sizeof(dir), "confirm");
 	snprintf(path, sizeof(path), "%s/p.prom", dir);
 	ok(pollstat_write(&s, path) == 0, "the textfile is written");
 	text = tap_slurp(path);

@@ -6,6 +6,7 @@
  * quarantine nothing else; a changed file falls back to the full load.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,14 +147,14 @@ test_splice(void)
 
 /* --- the view on a real store directory ------------------------------- */
 
-static char dir[64];
+static char dir[PATH_MAX];
 
 static void
 make_store(struct store *s, unsigned seed)
 {
 	struct atomic_result res;
 	struct health h;
-	char gpu[128];
+	char gpu[PATH_MAX * 2];
 
 	snprintf(gpu, sizeof(gpu), "%s/gpu", dir);
 	(void)mkdir(gpu, 0755);
@@ -197,7 +198,7 @@ test_fallbacks(void)
 	struct health_view v;
 	struct health h;
 	struct store s;
-	char path[128];
+	char path[PATH_MAX * 2];
 	FILE *f;
 
 	make_store(&s, 11);
@@ -218,11 +219,9 @@ test_fallbacks(void)
 int
 main(void)
 {
-	char cmd[96];
+	char cmd[PATH_MAX + 16];
 
-	snprintf(dir, sizeof(dir), "/tmp/vfs-seal.XXXXXX");
-	if (mkdtemp(dir) == NULL)
-		return 1;
+	tap_tmpdir(dir, sizeof(dir), "healthcache");
 	test_splice();
 	test_view();
 	test_fallbacks();

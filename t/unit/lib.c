@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -155,12 +156,18 @@ test_jsonl_parse(void)
 	    strncmp(why, "invalid JSON: ", 14) == 0, "garbage explained");
 }
 
+/* The test's temporary directory, for a configuration file and a
+ * JSON-lines file. */
+static char dir[PATH_MAX];
+
 static int
 conf_text(const char *text, struct conf *c, char *err, size_t errlen)
 {
-	char path[] = "/tmp/vfs-conf-XXXXXX";
-	int fd = mkstemp(path), rc;
+	char path[PATH_MAX * 2];
+	int fd, rc;
 
+	snprintf(path, sizeof(path), "%s/vfs.conf", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	(void)!write(fd, text, strlen(text));
 	close(fd);
 	conf_defaults(c);
@@ -173,7 +180,7 @@ static void
 test_conf(void)
 {
 	struct conf c;
-	char err[512];
+	char err[PATH_MAX + 256];	/* PATH:LINE: why: name (conf.c) */
 
 	ok(conf_text("# comment\n\n  data_dir = /srv/x  # trailing\n"
 	    "gpu.vf_quarantine_threshold=3\nsentinel.concurrency = 8\n"
@@ -290,17 +297,16 @@ test_jsonarena(void)
 static void
 test_jsonl_write_long(void)
 {
-	char path[] = "/tmp/vfs-unit-jsonl.XXXXXX", buf[12000];
+	char path[PATH_MAX * 2], buf[12000];
 	json_t *obj = json_object();
 	FILE *f;
 	size_t n;
-	int fd;
 
 	memset(buf, 'x', 9000);
 	buf[9000] = '\0';
 	json_object_set_new(obj, "long", json_string(buf));
-	fd = mkstemp(path);
-	f = fd >= 0 ? fdopen(fd, "w+") : NULL;
+	snprintf(path, sizeof(path), "%s/long.jsonl", dir);
+	f = fopen(path, "w+");
 	ok(f != NULL && jsonl_write(f, obj) == 0, "a 9 KB line is written");
 	if (f != NULL) {
 		rewind(f);
@@ -317,6 +323,7 @@ test_jsonl_write_long(void)
 int
 main(void)
 {
+	tap_tmpdir(dir, sizeof(dir), "lib");
 	test_timefmt();
 	test_jsonl_reader();
 	test_jsonl_parse();
@@ -325,5 +332,7 @@ main(void)
 	test_prom();
 	test_jsonarena();
 	test_jsonl_write_long();
+	if (rmdir(dir) != 0)
+		ok(0, "the temp dir is left empty and removed");
 	return done_testing();
 }

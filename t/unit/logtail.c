@@ -4,6 +4,7 @@
  * (assignments, sweep, appends, rotation, truncation, errors).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,7 +188,7 @@ test_escapes(void)
 }
 
 static int nopen, nread, last_err;
-static char last_path[256];
+static char last_path[PATH_MAX * 2];
 
 static void
 report(void *arg, const char *path, bool opening, int err)
@@ -250,11 +251,12 @@ test_tails_pass(void)
 {
 	struct logtails ts;
 	struct logtail_file *f;
-	char dir[] = "/tmp/unit-logtail-XXXXXX", path[64], old[80];
+	char dir[PATH_MAX], path[PATH_MAX * 2], old[PATH_MAX * 2];
 
-	ok(mkdtemp(dir) != NULL && logtails_init(&ts) == 0, "a log dir");
+	tap_tmpdir(dir, sizeof(dir), "logtail");
+	ok(logtails_init(&ts) == 0, "a log dir");
 	snprintf(path, sizeof(path), "%s/console.log", dir);
-	snprintf(old, sizeof(old), "%s.1", path);
+	snprintf(old, sizeof(old), "%s/console.log.1", dir);
 	f = logtails_get(&ts, "i-1", "0000:e3:00.4", "t1");
 	ok(logtails_pass(&ts, f, path, report, NULL) == 0 && nopen == 1 &&
 	    last_err == ENOENT && strcmp(last_path, path) == 0 &&

@@ -25,7 +25,7 @@
     "Video BIOS: \t ??.??.??.??.??\nBus Type: \t PCIe\n" \
     "Bus Location: \t %s\nDevice Minor: \t %s\nGPU Excluded:\t No\n"
 
-static char root[64];
+static char root[PATH_MAX];
 
 /* root/rel, in one of two static buffers (two at a time). */
 static const char *
@@ -35,7 +35,9 @@ at(const char *rel)
 	static int i;
 
 	i = !i;
-	snprintf(path[i], sizeof(path[i]), "%s/%s", root, rel);
+	if (snprintf(path[i], sizeof(path[i]), "%s/%s", root, rel) >=
+	    (int)sizeof(path[i]))
+		abort();
 	return path[i];
 }
 
@@ -69,10 +71,10 @@ gpu(const char *bdf, const char *minor)
 static void
 clean(void)
 {
-	char cmd[512];
+	char cmd[PATH_MAX * 2];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s/proc' '%s/dev' && mkdir -p "
-	    "'%s/" GPUS "' '%s/dev'", root, root, root, root);
+	snprintf(cmd, sizeof(cmd), "cd '%s' && rm -rf proc dev && mkdir -p "
+	    GPUS " dev", root);
 	if (system(cmd) != 0)
 		abort();
 }
@@ -184,7 +186,7 @@ test_node_make(void)
 static void
 test_probe(void)
 {
-	char report[512], want[1024];
+	char report[PATH_MAX * 3], want[PATH_MAX * 3];	/* two node paths */
 
 	clean();
 	ok(nvdev_probe(root, at("dev"), report, sizeof(report)) == -1,
@@ -256,12 +258,10 @@ test_find_smi(void)
 int
 main(void)
 {
-	char cmd[128];
+	char cmd[PATH_MAX + 16];
 
 	alarm(30);		/* a blocking bug must not hang the suite */
-	snprintf(root, sizeof(root), "/tmp/nvdev-unit.XXXXXX");
-	if (mkdtemp(root) == NULL)
-		abort();
+	tap_tmpdir(root, sizeof(root), "nvdev");
 	test_parse_minor();
 	test_list();
 	test_node_path();

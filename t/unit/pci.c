@@ -5,6 +5,7 @@
  * below; reaching the end of this program is part of what is tested.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,27 +13,19 @@
 #include <unistd.h>
 
 #include "pci.h"
+#include "tap.h"
 
-static int ntest;
-static int nfail;
-static char root[64];
-
-static void
-ok(int cond, const char *name)
-{
-	ntest++;
-	if (!cond)
-		nfail++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", ntest, name);
-}
+static char root[PATH_MAX];
 
 static int
 put(const char *rel, const char *text)
 {
-	char path[512];
+	char path[PATH_MAX];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/sys/bus/pci/devices/%s", root, rel);
+	if (snprintf(path, sizeof(path), "%s/sys/bus/pci/devices/%s", root,
+	    rel) >= (int)sizeof(path))
+		return -1;
 	f = fopen(path, "w");
 	if (f == NULL)
 		return -1;
@@ -43,10 +36,10 @@ put(const char *rel, const char *text)
 static int
 mkfn(const char *bdf, const char *vendor, const char *device)
 {
-	char path[512];
+	char path[PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s/sys/bus/pci/devices/%s", root, bdf);
-	if (mkdir(path, 0755) < 0)
+	if (snprintf(path, sizeof(path), "%s/sys/bus/pci/devices/%s", root,
+	    bdf) >= (int)sizeof(path) || mkdir(path, 0755) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/vendor", bdf);
 	if (put(path, vendor) < 0)
@@ -62,7 +55,7 @@ mkfn(const char *bdf, const char *vendor, const char *device)
 static int
 sh(const char *verb, const char *rel)
 {
-	char cmd[512];
+	char cmd[PATH_MAX * 2];
 
 	snprintf(cmd, sizeof(cmd), "%s '%s/sys/bus/pci/devices/%s'", verb,
 	    root, rel);
@@ -72,7 +65,7 @@ sh(const char *verb, const char *rel)
 static void
 test_detect(void)
 {
-	char why[256] = "";
+	char why[PATH_MAX + 64] = "";	/* a path and its strerror */
 
 	ok(pci_has_nvidia(root, why, sizeof(why)) == 0,
 	    "no sys/bus/pci at all: no NVIDIA function");
@@ -93,7 +86,7 @@ test_detect(void)
 static void
 test_malformed(void)
 {
-	char why[256] = "";
+	char why[PATH_MAX + 64] = "";	/* a path and its strerror */
 
 	sh("mkdir", "notabdf");
 	ok(pci_has_nvidia(root, why, sizeof(why)) == -1 &&
@@ -133,19 +126,14 @@ test_name(void)
 int
 main(void)
 {
-	char cmd[128];
+	char cmd[PATH_MAX + 16];
 
-	snprintf(root, sizeof(root), "/tmp/vfs-pci-unit.XXXXXX");
-	if (mkdtemp(root) == NULL) {
-		printf("1..0 # skip mkdtemp: %s\n", strerror(errno));
-		return 0;
-	}
+	tap_tmpdir(root, sizeof(root), "pci");
 	test_detect();
 	test_malformed();
 	test_name();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd) != 0)
 		printf("# cleanup of %s failed\n", root);
-	printf("1..%d\n", ntest);
-	return nfail != 0;
+	return done_testing();
 }

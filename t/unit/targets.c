@@ -5,6 +5,7 @@
  * with the 5-minute repeat of a check failure's warn.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,16 +107,18 @@ count_bad(void *arg, unsigned long lineno, const char *why)
 		bad_lines[nbad++] = lineno;
 }
 
-/* A temporary file holding text; its path in buf. */
+/* The test's temporary directory, for the --targets files. */
+static char dir[PATH_MAX];
+
+/* The file NAME in dir holding text; its path in buf. */
 static void
-write_file(char *buf, const char *text)
+write_file(char *buf, size_t len, const char *name, const char *text)
 {
 	FILE *f;
-	int fd;
 
-	strcpy(buf, "/tmp/unit-targets-XXXXXX");
-	fd = mkstemp(buf);
-	f = fdopen(fd, "w");
+	if (snprintf(buf, len, "%s/%s", dir, name) >= (int)len ||
+	    (f = fopen(buf, "w")) == NULL)
+		abort();
 	fputs(text, f);
 	fclose(f);
 }
@@ -126,11 +129,12 @@ test_files(void)
 	struct targets ts = { 0 }, in = { 0 };
 	struct targets_source src = { 0 };
 	struct targets_why why;
-	char path[64];
+	char path[PATH_MAX], want[PATH_MAX + 8];
 
-	write_file(path, "{\"vf_address\":\"0000:e3:00.4\",\"instance_id\":"
-	    "\"i-1\"}\nnot json\n\n{\"vf_address\":\"0000:e3:00.5\","
-	    "\"instance_id\":\"i-2\"}\n[1]\n");
+	write_file(path, sizeof(path), "files.jsonl", "{\"vf_address\":"
+	    "\"0000:e3:00.4\",\"instance_id\":\"i-1\"}\nnot json\n\n"
+	    "{\"vf_address\":\"0000:e3:00.5\",\"instance_id\":\"i-2\"}\n"
+	    "[1]\n");
 	ok(targets_from_file(path, &ts, count_bad, NULL, &why) == 0 &&
 	    ts.n == 2, "a file's good lines are appended");
 	ok(nbad == 3 && bad_lines[0] == 2 && bad_lines[1] == 3 &&
@@ -144,10 +148,11 @@ test_files(void)
 	    nbad == 0, "targets_list reads the file; no callback, quiet");
 	targets_release(&ts);
 	unlink(path);
+	snprintf(want, sizeof(want), "open %s: ", path);
 	errno = 0;
 	ok(targets_from_file(path, &ts, count_bad, NULL, &why) == -1 &&
-	    errno == ENOENT && !why.nomem && strncmp(why.text, "open /tmp/",
-	    10) == 0 && strstr(why.text, strerror(ENOENT)) != NULL,
+	    errno == ENOENT && !why.nomem && strncmp(why.text, want,
+	    strlen(want)) == 0 && strstr(why.text, strerror(ENOENT)) != NULL,
 	    "a missing file: -1/ENOENT, the path and error in why");
 	ok(parse(&in, "{\"vf_address\":\"0000:e3:00.6\",\"instance_id\":"
 	    "\"i-3\"}", &(const char *){ NULL }) == 1, "a stdin list");
@@ -165,14 +170,14 @@ test_long_line(void)
 {
 	struct targets ts = { 0 };
 	struct targets_why why;
-	char path[64], *text;
+	char path[PATH_MAX], *text;
 	size_t n = JSONL_MAX + 1;
 
 	text = malloc(n + 64);
 	memset(text, 'x', n);
 	strcpy(text + n, "\n{\"vf_address\":\"0000:e3:00.4\",\"instance_id\":"
 	    "\"i-1\"}\n");
-	write_file(path, text);
+	write_file(path, sizeof(path), "long.jsonl", text);
 	free(text);
 	nlong = nbad = 0;
 	ok(targets_from_file(path, &ts, count_bad, NULL, &why) == 0 &&
@@ -250,6 +255,7 @@ test_mark_repeat(void)
 int
 main(void)
 {
+	tap_tmpdir(dir, sizeof(dir), "targets");
 	test_lines();
 	test_copies();
 	test_files();
@@ -257,5 +263,7 @@ main(void)
 	test_ledger();
 	test_marks();
 	test_mark_repeat();
+	if (rmdir(dir) != 0)
+		ok(0, "the temp dir is left empty and removed");
 	return done_testing();
 }
