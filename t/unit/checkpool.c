@@ -143,6 +143,7 @@ test_deadline_abandon(const char *dir)
 int
 main(void)
 {
+	/* /tmp, not TMPDIR: sun_path is 108 bytes, a long TMPDIR won't fit. */
 	char dir[] = "/tmp/unit-checkpool-XXXXXX", path[64];
 
 	if (mkdtemp(dir) == NULL)

@@ -45,6 +45,7 @@ listener(struct sockaddr_un *sa)
 
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
+	/* /tmp, not TMPDIR: sun_path is 108 bytes, a long TMPDIR won't fit. */
 	(void)snprintf(sa->sun_path, sizeof(sa->sun_path),
 	    "/tmp/lineserv-%d.sock", (int)getpid());
 	unlink(sa->sun_path);

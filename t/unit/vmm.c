@@ -315,6 +315,7 @@ main(void)
 	char cmd[128];
 
 	alarm(30);		/* a blocking bug must not hang the suite */
+	/* /tmp, not TMPDIR: sun_path is 108 bytes, a long TMPDIR won't fit. */
 	snprintf(root, sizeof(root), "/tmp/vmm-unit.XXXXXX");
 	if (mkdtemp(root) == NULL || mkdir(at("proc"), 0755) == -1 ||
 	    mkdir(at("proc/net"), 0755) == -1)
