@@ -255,7 +255,7 @@ test_flush(const char *tmp)
 int
 main(void)
 {
-	char tmp[PATH_MAX], cmd[PATH_MAX + 16];
+	char tmp[PATH_MAX];
 
 	tap_tmpdir(tmp, sizeof(tmp), "applyengine");
 	test_stream(tmp);
@@ -263,8 +263,6 @@ main(void)
 	test_answer_text(tmp);
 	test_emit_stops(tmp);
 	test_flush(tmp);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	if (system(cmd) != 0)
-		ok(0, "cleanup");
+	tap_rmtree(tmp);
 	return done_testing();
 }

@@ -117,16 +117,10 @@ test_vfs_and_last(void)
 int
 main(void)
 {
-	char cmd[PATH_MAX + 16];
-	int rc;
-
 	log_init("unit-auditfields");
 	tap_tmpdir(dir, sizeof(dir), "auditfields");
 	test_failures();
 	test_vfs_and_last();
-	rc = done_testing();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		rc = 1;
-	return rc;
+	tap_rmtree(dir);
+	return done_testing();
 }

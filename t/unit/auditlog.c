@@ -174,17 +174,11 @@ test_rotate(void)
 int
 main(void)
 {
-	char cmd[PATH_MAX + 16];
-	int rc;
-
 	log_init("unit-audit");
 	tap_tmpdir(dir, sizeof(dir), "auditlog");
 	test_line();
 	test_append_read();
 	test_rotate();
-	rc = done_testing();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		rc = 1;
-	return rc;
+	tap_rmtree(dir);
+	return done_testing();
 }

@@ -219,14 +219,10 @@ test_fallbacks(void)
 int
 main(void)
 {
-	char cmd[PATH_MAX + 16];
-
 	tap_tmpdir(dir, sizeof(dir), "healthcache");
 	test_splice();
 	test_view();
 	test_fallbacks();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		return 1;
+	tap_rmtree(dir);
 	return done_testing();
 }

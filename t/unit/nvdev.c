@@ -258,8 +258,6 @@ test_find_smi(void)
 int
 main(void)
 {
-	char cmd[PATH_MAX + 16];
-
 	alarm(30);		/* a blocking bug must not hang the suite */
 	tap_tmpdir(root, sizeof(root), "nvdev");
 	test_parse_minor();
@@ -268,8 +266,6 @@ main(void)
 	test_node_make();
 	test_probe();
 	test_find_smi();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	if (system(cmd) != 0)
-		return 1;
+	tap_rmtree(root);
 	return done_testing();
 }

@@ -126,14 +126,10 @@ test_name(void)
 int
 main(void)
 {
-	char cmd[PATH_MAX + 16];
-
 	tap_tmpdir(root, sizeof(root), "pci");
 	test_detect();
 	test_malformed();
 	test_name();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	if (system(cmd) != 0)
-		printf("# cleanup of %s failed\n", root);
+	tap_rmtree(root);
 	return done_testing();
 }

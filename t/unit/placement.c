@@ -407,7 +407,6 @@ main(void)
 	struct health h = { 0 };
 	struct claims c = { 0 };
 	struct placement p;
-	char cmd[PATH_MAX + 16];
 
 	tap_tmpdir(root, sizeof(root), "placement");
 	make_tree();
@@ -428,8 +427,6 @@ main(void)
 	sysfs_inventory_release(&inv);
 	health_release(&h);
 	claims_release(&c);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	if (system(cmd) != 0)
-		abort();
+	tap_rmtree(root);
 	return done_testing();
 }

@@ -221,17 +221,11 @@ test_dry_run(void)
 int
 main(void)
 {
-	char cmd[PATH_MAX + 32];
-	int rc;
-
 	tap_tmpdir(root, sizeof(root), "recoverrun");
 	mk_card();
 	test_audit_fails();
 	test_sriov_noop();
 	test_dry_run();
-	rc = done_testing();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	if (system(cmd) != 0)
-		rc = 1;
-	return rc;
+	tap_rmtree(root);
+	return done_testing();
 }

@@ -130,7 +130,6 @@ int
 main(void)
 {
 	char cmd[PATH_MAX + 32];
-	int rc;
 
 	tap_tmpdir(root, sizeof(root), "recovery");
 	if (snprintf(cmd, sizeof(cmd), "%s/sys/bus/pci/devices", root) >=
@@ -140,9 +139,6 @@ main(void)
 	test_resume();
 	test_save_load();
 	test_card();
-	rc = done_testing();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	if (system(cmd) != 0)
-		rc = 1;
-	return rc;
+	tap_rmtree(root);
+	return done_testing();
 }

@@ -387,7 +387,7 @@ test_audit(const char *dir)
 int
 main(void)
 {
-	char dir[PATH_MAX], cmd[PATH_MAX + 16];
+	char dir[PATH_MAX];
 
 	tap_tmpdir(dir, sizeof(dir), "systemic");
 	test_mass_kill();
@@ -397,8 +397,6 @@ main(void)
 	test_unknown_health();
 	test_fraction_key();
 	test_audit(dir);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		return 1;
+	tap_rmtree(dir);
 	return done_testing();
 }

@@ -2,10 +2,12 @@
  * tap.h - the smallest TAP producer for the C unit tests.
  *
  *	ok(cond, "name %d", i);   is_str(got, want, "name");   done_testing();
+ *	tap_tmpdir(dir, sizeof(dir), "name");   ...   tap_rmtree(dir);
  */
 #ifndef VFS_TAP_H
 #define VFS_TAP_H
 
+#include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +76,24 @@ tap_tmpdir(char *buf, size_t size, const char *name)
 		exit(1);
 	}
 	return buf;
+}
+
+static inline int
+tap_rm_one(const char *path, const struct stat *st, int flag,
+    struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	return remove(path);
+}
+
+/* tap_rmtree(dir): removes dir and all under it, links not followed
+ * (the end of a tap_tmpdir). A failure is a failed test, since it
+ * leaves files behind. */
+static inline void
+tap_rmtree(const char *dir)
+{
+	if (nftw(dir, tap_rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
+		ok(0, "remove %s", dir);
 }
 
 static inline int

@@ -146,8 +146,6 @@ test_rdev(void)
 int
 main(void)
 {
-	char cmd[PATH_MAX + 16];
-
 	tap_tmpdir(root, sizeof(root), "vfio");
 	make_vf(VF4, CARD, "42");
 	make_vf(VF5, CARD, "43");
@@ -156,8 +154,6 @@ main(void)
 	test_holder();
 	test_scan();
 	test_rdev();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	if (system(cmd) != 0)
-		return 1;
+	tap_rmtree(root);
 	return done_testing();
 }

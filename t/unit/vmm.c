@@ -312,8 +312,6 @@ test_links(void)
 int
 main(void)
 {
-	char cmd[128];
-
 	alarm(30);		/* a blocking bug must not hang the suite */
 	/* /tmp, not TMPDIR: sun_path is 108 bytes, a long TMPDIR won't fit. */
 	snprintf(root, sizeof(root), "/tmp/vmm-unit.XXXXXX");
@@ -330,8 +328,6 @@ main(void)
 	test_links();
 	is_str(vmm_state_name(VMM_ALIVE), "alive", "state names");
 	is_str(vmm_state_name(VMM_UNCERTAIN), "uncertain", "state names");
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	if (system(cmd) != 0)
-		return 1;
+	tap_rmtree(root);
 	return done_testing();
 }
