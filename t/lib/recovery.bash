@@ -157,7 +157,7 @@ declare -gA STEP_MS=([preflight]=40 [drain]=30 [idle]=30 [quiesce]=60
 # or within 400 ms of its start (any). Sets RC to its exit status (137:
 # killed) and returns once its orphaned commands have finished.
 crash_run() {
-	local pid i=0 ms=400 k
+	local pid i=0 ms=400 k pause
 	RUN_TAG=$T STEP_SLEEP=0.05 SRIOV_DELAY=0.025 LD_PRELOAD=$(fault_env) \
 	    DELAY_open=0.004 DELAY_MATCH=$DATA/gpu/ \
 	    vfrecover --proc-root "$T" --card "$PF" >/dev/null 2>&1 &
@@ -173,8 +173,8 @@ crash_run() {
 	fi
 	# No process between the step's start and the kill: a fork costs
 	# more than the short steps (idle) last on a loaded machine.
-	printf -v k '0.%03d' $((RANDOM % ms))
-	nap "$k"
+	printf -v pause '0.%03d' $((RANDOM % ms))
+	nap "$pause"
 	kill -KILL "$pid" 2>/dev/null || true
 	RC=0
 	wait "$pid" 2>/dev/null || RC=$?

@@ -162,11 +162,11 @@ main(void)
 {
 	struct endpoint ep;
 	char text[160];
-	const char *tmp = getenv("TMPDIR");
 	int lfd;
 
-	snprintf(sock_path, sizeof(sock_path), "%s/vfs-gc-%ld.sock",
-	    tmp != NULL ? tmp : "/tmp", (long)getpid());
+	/* /tmp, not TMPDIR: sun_path is 108 bytes, a long TMPDIR won't fit. */
+	snprintf(sock_path, sizeof(sock_path), "/tmp/vfs-gc-%ld.sock",
+	    (long)getpid());
 	snprintf(text, sizeof(text), "unix:%s", sock_path);
 	if (endpoint_parse_listen(text, &ep) != 0 ||
 	    (lfd = endpoint_listen(&ep)) < 0)
