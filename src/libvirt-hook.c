@@ -20,6 +20,14 @@
  *	release end	release the claim (deconfigure: libvirt.deconfigure)
  *	reconnect begin	the claim exists (adopted if not) and is complete
  *
+ * libvirt passes the domain's name as it is, and a name may look like an
+ * option (--help, -h, --version): a call with exactly four arguments is
+ * libvirt's, and all four are operands. Options come only before "--"
+ * (libvirt-hook [OPTIONS] -- DOMAIN OPERATION SUB-OPERATION EXTRA); any
+ * other call is SPEC 2.1's (--help alone prints the help). Nothing is
+ * ever written to stdout while operands are taken: libvirt reads a
+ * hook's stdout as the new domain XML at migrate and restore.
+ *
  * A domain without a VF of this host costs one parse: the stores are not
  * touched. Exit codes: 0 done (every operation but prepare exits 0 even
  * on failure, which it logs: libvirt would kill a running guest or
@@ -40,13 +48,15 @@
 #define PROG "libvirt-hook"
 
 static const char usage[] =
-    "usage: libvirt-hook [-c FILE] [--data-dir DIR] [--sysfs-root DIR]\n"
+    "usage: libvirt-hook DOMAIN OPERATION SUB-OPERATION EXTRA\n"
+    "       libvirt-hook [-c FILE] [--data-dir DIR] [--sysfs-root DIR]\n"
     "                    [--lock-timeout S] [--log-level LEVEL]\n"
     "                    [--proc-root DIR]\n"
-    "                    DOMAIN OPERATION SUB-OPERATION EXTRA\n"
+    "                    -- DOMAIN OPERATION SUB-OPERATION EXTRA\n"
     "\n"
     "libvirt's qemu hook: claims, completes and releases the vGPU VF of a\n"
-    "libvirt domain; the domain XML comes on stdin.\n"
+    "libvirt domain; the domain XML comes on stdin. Four arguments are\n"
+    "always libvirt's, whatever they look like; options go before --.\n"
     "\n"
     "Options:\n"
     CLI_HELP_HOST_OPTIONS
@@ -67,14 +77,22 @@ static const struct option opts[] = {
 	{ 0 }
 };
 
+/*
+ * libvirt's call, exactly four arguments, is all operands. Otherwise the
+ * options are the arguments before a "--" that is fifth from the end,
+ * and getopt_long() must take every one of them, that "--" included.
+ */
 static void
 parse_args(int argc, char **argv, struct hook *h, bool *lock_given)
 {
-	int c;
+	int c, n = argc;
 
 	cli_init(&h->cli, usage);
 	h->proc_root = "/";
-	while ((c = cli_next(&h->cli, argc, argv, CLI_SHORTOPTS, opts)) != -1) {
+	if (argc >= 6 && strcmp(argv[argc - 5], "--") == 0)
+		n = argc - 4;
+	while (argc != 5 && (c = cli_next(&h->cli, n, argv, CLI_SHORTOPTS,
+	    opts)) != -1) {
 		switch (c) {
 		case OPT_PROC_ROOT:
 			h->proc_root = optarg;
@@ -83,8 +101,11 @@ parse_args(int argc, char **argv, struct hook *h, bool *lock_given)
 			cli_bad_option(&h->cli, argv);
 		}
 	}
-	if (argc - optind != 4)
+	if (argc == 5)
+		optind = 1;
+	else if (n == argc || optind != n)
 		cli_usage_error(&h->cli, "expected DOMAIN OPERATION "
+		    "SUB-OPERATION EXTRA, or [OPTIONS] -- DOMAIN OPERATION "
 		    "SUB-OPERATION EXTRA");
 	h->domain_arg = argv[optind];
 	h->op = argv[optind + 1];

@@ -17,7 +17,7 @@ args() {
 	vfstore) echo check ;;
 	vfpick) echo --profile=L40S-12Q ;;
 	vfrecover) echo --status ;;
-	libvirt-hook) echo vm-a prepare begin - ;;
+	libvirt-hook) echo -- vm-a prepare begin - ;;
 	*) ;;
 	esac
 }

@@ -25,6 +25,58 @@ teardown() {
 	assert_output --partial "expected DOMAIN OPERATION SUB-OPERATION EXTRA"
 }
 
+@test "four arguments are always libvirt's operands: a domain named like an option is judged like any other" {
+	quarantine $VF4
+	for name in --help -h -hello --version --he -c --proc-root=/x; do
+		echo "# $name" >&2
+		domain_xml name="$name" hostdev=$VF4 profile="$P12" >"$T/dom.xml"
+		run -1 --separate-stderr libvirt-hook "$name" prepare begin - <"$T/dom.xml"
+		assert_equal "$output" ""
+		assert_equal "${stderr_lines[-1]}" "vfsentinel: VF $VF4 is quarantined by an operator; pick another with vfpick --profile 'NVIDIA L40S-12Q'"
+	done
+	assert_file_not_exists "$DATA/gpu/vf-claims.json"
+	# Any operand may look like an option; the call is still libvirt's.
+	run -1 --separate-stderr libvirt-hook vm-a prepare begin --help <"$T/dom.xml"
+	assert_equal "$output" ""
+	run -0 --separate-stderr libvirt-hook --help --version -h - <"$T/dom.xml"
+	assert_equal "$output" ""
+}
+
+@test "stdout stays empty in every phase, whatever the domain is named" {
+	domain_xml name=--help id=4 hostdev=$VF4 profile="$P12" cid=9 >"$T/dom.xml"
+	for op in "prepare begin" "start begin" "started begin" "migrate begin" \
+		"restore begin" "reconnect begin" "stopped end" "release end" \
+		"attach begin" "prepare end"; do
+		# shellcheck disable=SC2086 # two words
+		run -0 --separate-stderr libvirt-hook --help $op - <"$T/dom.xml"
+		assert_equal "$output" ""
+	done
+	assert_equal "$(jq -c .claims "$DATA/gpu/vf-claims.json")" '[]'
+}
+
+@test "options come only before --; any other call is 2.1's: --help alone, a bad option 64" {
+	quarantine $VF4
+	domain_xml name=--help hostdev=$VF4 >"$T/dom.xml"
+	run -1 --separate-stderr libvirt-hook -c "$VFSENTINEL_CONF" --lock-timeout 1 -- --help prepare begin - <"$T/dom.xml"
+	assert_equal "$output" ""
+	assert_equal "${stderr_lines[-1]}" "vfsentinel: VF $VF4 is quarantined by an operator; pick another VF (vfpick --profile NAME)"
+	run -0 --separate-stderr libvirt-hook -- --help release end - <"$T/dom.xml"
+	assert_equal "$output" ""
+	# Options without "--" before the operands: a usage error.
+	run -64 --separate-stderr libvirt-hook -c "$VFSENTINEL_CONF" vm-a prepare begin - <"$T/dom.xml"
+	assert_equal "$output" ""
+	assert_equal "${stderr_lines[0]}" "libvirt-hook: expected DOMAIN OPERATION SUB-OPERATION EXTRA, or [OPTIONS] -- DOMAIN OPERATION SUB-OPERATION EXTRA"
+	run -64 --separate-stderr libvirt-hook -c "$VFSENTINEL_CONF" -- vm-a prepare begin <"$T/dom.xml"
+	assert_equal "${stderr_lines[0]}" "libvirt-hook: expected DOMAIN OPERATION SUB-OPERATION EXTRA, or [OPTIONS] -- DOMAIN OPERATION SUB-OPERATION EXTRA"
+	run -0 --separate-stderr libvirt-hook --help
+	assert_output --partial "-- DOMAIN OPERATION SUB-OPERATION EXTRA"
+	run -0 --separate-stderr libvirt-hook --version
+	assert_output --regexp "^libvirt-hook \(vfsentinel\) "
+	run -64 --separate-stderr libvirt-hook --bogus vm-a prepare begin -
+	assert_equal "$output" ""
+	assert_equal "$(jq -c .claims "$DATA/gpu/vf-claims.json" 2>/dev/null || echo none)" none
+}
+
 @test "prepare claims the hostdev VF for the domain's UUID and writes the metadata's profile" {
 	domain_xml hostdev=$VF4 profile="$P12" \
 		uuid=0B4B2E53-1D7A-4F8B-9E3B-1234567890AB >"$T/dom.xml"
@@ -157,7 +209,7 @@ teardown() {
 	mkdir -p "$T/groups/87" "$T/proc/1234/fd"
 	ln -s "../../../groups/87" "$(vfdir $VF4)/iommu_group"
 	ln -s /dev/vfio/87 "$T/proc/1234/fd/9"
-	run -0 --separate-stderr libvirt-hook --proc-root "$T" vm-a release end - <"$T/dom.xml"
+	run -0 --separate-stderr libvirt-hook --proc-root "$T" -- vm-a release end - <"$T/dom.xml"
 	assert_equal "$(jq -r .msg <<<"${stderr_lines[-1]}")" "kept the claim: cannot deconfigure the VF"
 	assert_equal "$(claim_field $UUID1 vf_address)" $VF4
 	assert_equal "$(current $VF4)" 1160
