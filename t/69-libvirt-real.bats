@@ -3,7 +3,7 @@
 # facts in reference/real-vms.md): libvirt 9 running QEMU under TCG in a
 # private mount namespace (lib/libvirt.bash), its hook the libvirt-hook
 # under test on a fake host. A quarantined VF's domain is refused with
-# the hook's message in virsh's error; a free hostdev VF is claimed at
+# the hook's message in virsh's error, also when it is named --help; a free hostdev VF is claimed at
 # prepare and released when the start fails (no passthrough here); a
 # domain naming its VF in vfsentinel's metadata is claimed, completed at
 # started with the real monitor socket and console, found alive,
@@ -79,6 +79,22 @@ claims_json() {
 	run -0 cat "$LV/calls"
 	assert_line "q1 prepare begin rc=1"
 	assert_line "q1 release end rc=0"
+	assert_equal "$(claims_json)" '[]'
+}
+
+@test "a domain named --help on a quarantined VF is refused: the hook takes libvirt's four arguments as operands" {
+	vfstore --data-dir "$DATA" --sysfs-root "$SYSFS" quarantine \
+		--vf 0000:e3:00.4 --reason test >/dev/null 2>&1
+	META="<v:vgpu xmlns:v='$HOOK_NS' profile='$P12'/>" \
+		tcg_xml --help $UUID2 "$(hostdev_xml 0000:e3:00.4)" >"$T/help.xml"
+	run -1 lvsh create "$T/help.xml"
+	assert_output --partial "Hook script execution failed"
+	assert_output --partial "vfsentinel: VF 0000:e3:00.4 is quarantined by an operator"
+	refute_output --partial "usage:"
+	run -0 cat "$LV/calls"
+	assert_line -- "--help prepare begin rc=1"
+	assert_line -- "--help release end rc=0"
+	run -1 lvsh domstate -- --help
 	assert_equal "$(claims_json)" '[]'
 }
 
