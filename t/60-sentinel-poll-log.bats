@@ -174,7 +174,8 @@ failed_line() {
 		echo "root@vm:~# echo '$NVRM' >/dev/kmsg"
 		echo "+ echo '$NVRM'"
 		echo "myapp: $NVRM"
-		echo "[   27.031415] NVRM: RmInitAdapter failed! (0x30:0xffff:660)"
+		echo "[   27.031415] NVRM: RmInitAdapter failed!"
+		echo "[   27.031415] [  T123] $NVRM"
 		echo "[   27.031415] $NVRM forged"
 		printf '%s' "[   27.031415] $NVRM"
 	} >"$LOG"
@@ -244,7 +245,7 @@ unknown 0000:e3:00.4 i-1"
 	assert_equal "$(checks_of)" "failed 0000:e3:00.4 i-1"
 }
 
-@test "kernel line: the detection corpus, 18 lines that count and 32 that do not" {
+@test "kernel line: the detection corpus, 23 lines that count and 35 that do not" {
 	local f n=0 id
 	kernel_conf on
 	: >"$TARGETS"
@@ -257,8 +258,8 @@ unknown 0000:e3:00.4 i-1"
 			    >>"$TARGETS"
 		done <"$VFS_ROOT/t/fixtures/console/$f"
 	done
-	assert_equal "$n" 50
+	assert_equal "$n" 58
 	run -0 --separate-stderr poll_once
-	assert_equal "$(jq -r 'select(.instance_id | startswith("kernel-match-")) | .check' <<<"$output" | grep -c failed)" 18
+	assert_equal "$(jq -r 'select(.instance_id | startswith("kernel-match-")) | .check' <<<"$output" | grep -c failed)" 23
 	assert_equal "$(jq -r 'select(.instance_id | startswith("kernel-nomatch-")) | "\(.check) \(.instance_id)"' <<<"$output")" ''
 }

@@ -361,18 +361,39 @@ eat_run(const char **p, const char *end, const char *set)
 	return *p > start;
 }
 
-/* The printk time prefix "[" spaces digits "." digits "] ", if there. */
+/*
+ * The printk prefix, if there: an optional time "[" spaces digits "."
+ * digits "]", an optional caller id "[" spaces ("T" | "C") digits "]"
+ * (CONFIG_PRINTK_CALLER: the task or CPU that logged), and after either
+ * one space. The kernel prints the caller id directly after the time,
+ * or alone when printk.time=0; the space follows whatever it printed.
+ */
 static void
-eat_printk_time(const char **p, const char *end)
+eat_printk_prefix(const char **p, const char *end)
 {
-	const char *q = *p;
+	const char *q = *p, *r;
+	bool any = false;
 
-	if (!eat(&q, end, "["))
-		return;
-	while (q < end && *q == ' ')
-		q++;
-	if (eat_run(&q, end, "0123456789") && eat(&q, end, ".") &&
-	    eat_run(&q, end, "0123456789") && eat(&q, end, "] "))
+	if (eat(&q, end, "[")) {
+		while (q < end && *q == ' ')
+			q++;
+		if (!eat_run(&q, end, "0123456789") || !eat(&q, end, ".") ||
+		    !eat_run(&q, end, "0123456789") || !eat(&q, end, "]"))
+			q = *p;
+		else
+			any = true;
+	}
+	r = q;
+	if (eat(&r, end, "[")) {
+		while (r < end && *r == ' ')
+			r++;
+		if ((eat(&r, end, "T") || eat(&r, end, "C")) &&
+		    eat_run(&r, end, "0123456789") && eat(&r, end, "]")) {
+			q = r;
+			any = true;
+		}
+	}
+	if (any && eat(&q, end, " "))
 		*p = q;
 }
 
@@ -409,10 +430,16 @@ guest_kernel_line_match(const char *line, size_t len, const char **nvrm,
 {
 	const char *p = line, *end = line + len, *start;
 
-	eat_printk_time(&p, end);
+	eat_printk_prefix(&p, end);
 	start = p;
-	if (!eat(&p, end, "NVRM: GPU ") || !eat_pci_address(&p, end) ||
-	    !eat(&p, end, ": RmInitAdapter failed! (") ||
+	if (!eat(&p, end, "NVRM: "))
+		return false;
+	/* "GPU <address>: " is optional (SPEC 7.2): the driver prints the
+	 * short form when it fails before it names the device. */
+	if (eat(&p, end, "GPU ") && (!eat_pci_address(&p, end) ||
+	    !eat(&p, end, ": ")))
+		return false;
+	if (!eat(&p, end, "RmInitAdapter failed! (") ||
 	    !eat_run(&p, end, "0123456789abcdefABCDEFxX:") ||
 	    !eat(&p, end, ")") || !at_line_end(p, end))
 		return false;

@@ -11,7 +11,8 @@
  *	         {"state":"FAILED","failure_message":"NVRM: ..."}
  *	         {"error":"unsupported method"}  {"error":"bad request"}
  *	kernel   [  12.3] NVRM: GPU 0000:00:03.0: RmInitAdapter failed! (...)
- *	         (the guest kernel's own console line, SPEC 6.2)
+ *	         [  12.3][  T1] NVRM: RmInitAdapter failed! (...)
+ *	         (the guest kernel's own console line, SPEC 6.2, 7.2)
  *	markers  YYYY/MM/DD HH:MM:SS [guest-agent] HYPEMAN-GPU-INIT-FAILED
  *	             ts=<RFC3339Nano> nvrm="<escaped message>"
  *	         YYYY/MM/DD HH:MM:SS [guest-agent] HYPEMAN-GPU-INIT-OK
@@ -135,14 +136,18 @@ enum guest_marker guest_marker_match(const char *line, size_t len,
 
 /*
  * Matches a whole console line (with or without its "\r\n", "\n" or
- * "\r") against exactly the guest kernel's own driver line (SPEC 6.2):
+ * "\r") against exactly the guest kernel's own driver line (SPEC 6.2,
+ * 7.2):
  *
- * ^(\[ *\d+\.\d+\] )?NVRM: GPU [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]:
+ * ^((\[ *\d+\.\d+\])?(\[ *[TC]\d+\])? )?NVRM:
+ *   (GPU [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]: )?
  *   RmInitAdapter failed! \([0-9A-Fa-fx:]+\)\r?\n?$
  *
- * anchored at the start of the line: an echoed command or interleaved
- * output never matches. On a match *nvrm and *nvrm_len (if not NULL)
- * give the line without the time prefix and line end, borrowed.
+ * (the space after the prefixes only when one is there): the printk
+ * time, the caller id of CONFIG_PRINTK_CALLER, the short form without
+ * the address. Anchored at the start of the line: an echoed command or
+ * interleaved output never matches. On a match *nvrm and *nvrm_len (if
+ * not NULL) give the line without the prefixes and line end, borrowed.
  */
 bool guest_kernel_line_match(const char *line, size_t len,
     const char **nvrm, size_t *nvrm_len);

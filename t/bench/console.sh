@@ -2,12 +2,13 @@
 # console.sh - guests without the agent (SPEC 6.2): the guest kernel's own
 # console line through sentinel-poll's console source.
 #
-#  1. The detection corpus (t/fixtures/console: 18 lines the kernel
-#     prints for a failed RmInitAdapter, 32 that are not that line: echoed
+#  1. The detection corpus (t/fixtures/console: 23 lines the kernel
+#     prints for a failed RmInitAdapter, the short form and the caller id
+#     of CONFIG_PRINTK_CALLER included, 35 that are not that line: echoed
 #     command lines, other NVRM lines, broken prefixes) through the
 #     console matcher of the real sentinel-poll --once, one target and one
 #     console log per line, sentinel.console_kernel_lines = on: how many of
-#     each are counted (target 18/18 and 0/32).
+#     each are counted (target 23/23 and 0/35).
 #  2. Boot-to-quarantine latency of the agentless path, end to end
 #     through the real pipeline (sentinel-poll --interval 1 | vfstore
 #     apply, sentinel.console_kernel_lines auto, no agent endpoint): from
@@ -64,7 +65,7 @@ count() {
 	    (.instance_id | startswith($p))) | .instance_id' "$W/corpus.out" |
 	    wc -l
 }
-echo "console matcher, detection corpus (t/fixtures/console) through sentinel-poll --once: $(count kernel-match)/$(grep -c '' t/fixtures/console/kernel-match) kernel lines counted, $(count kernel-nomatch)/$(grep -c '' t/fixtures/console/kernel-nomatch) other lines counted (target 18/18 and 0/32)"
+echo "console matcher, detection corpus (t/fixtures/console) through sentinel-poll --once: $(count kernel-match)/$(grep -c '' t/fixtures/console/kernel-match) kernel lines counted, $(count kernel-nomatch)/$(grep -c '' t/fixtures/console/kernel-nomatch) other lines counted (target 23/23 and 0/35)"
 
 # --- 2. boot-to-quarantine latency ------------------------------------------
 # A regular file: a configuration that is not one is refused (SPEC 6.3).

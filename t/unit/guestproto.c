@@ -188,8 +188,12 @@ test_kernel_line(void)
 	ok(!kline("[    8.462102]" MSG, &t, &n), "kernel line: no space after ]");
 	ok(!kline("[    8.462102] " MSG " x", &t, &n),
 	    "kernel line: trailing text");
-	ok(!kline("NVRM: RmInitAdapter failed! (0x30:0xffff:660)", &t, &n),
-	    "kernel line: no GPU address");
+	ok(!kline("NVRM: RmInitAdapter failed!", &t, &n),
+	    "kernel line: short form without a code");
+	ok(!kline("NVRM:  RmInitAdapter failed! (0x25:0x65:1234)", &t, &n),
+	    "kernel line: short form with two spaces");
+	ok(!kline("NVRM: GPU RmInitAdapter failed! (0x25:0x65:1234)", &t, &n),
+	    "kernel line: GPU without an address");
 	ok(!kline("NVRM: GPU 0000:00:03.0: RmInitAdapter failed!", &t, &n),
 	    "kernel line: no code");
 	ok(!kline("NVRM: GPU 0000:00:03.8: RmInitAdapter failed! (1)", &t, &n),
@@ -198,6 +202,65 @@ test_kernel_line(void)
 	    &t, &n), "kernel line: two newlines");
 	ok(!guest_kernel_line_match(MSG, 20, &t, &n),
 	    "kernel line: truncated");
+}
+
+#define SHORT "NVRM: RmInitAdapter failed! (0x25:0x65:1234)"
+
+/* kline() that also wants text to be exactly want. */
+static bool
+kline_is(const char *line, const char *want)
+{
+	const char *t;
+	size_t n;
+
+	return kline(line, &t, &n) && n == strlen(want) &&
+	    memcmp(t, want, n) == 0;
+}
+
+/* SPEC 7.2: the short form, and the caller id of CONFIG_PRINTK_CALLER. */
+static void
+test_kernel_line_forms(void)
+{
+	const char *t;
+	size_t n;
+
+	ok(kline_is(SHORT, SHORT), "kernel line: short form");
+	ok(kline_is("[   12.345678] " SHORT "\r\n", SHORT),
+	    "kernel line: short form after a time prefix");
+	ok(kline_is("[   12.345678][  T123] " MSG "\n", MSG),
+	    "kernel line: caller id T after the time prefix");
+	ok(kline_is("[   12.345678][  T123] " SHORT, SHORT),
+	    "kernel line: caller id, short form");
+	ok(kline_is("[    0.000000][    C1] " MSG, MSG),
+	    "kernel line: caller id C");
+	ok(kline_is("[12.3][T1] " SHORT, SHORT),
+	    "kernel line: caller id without spaces");
+	ok(!kline("[   12.345678] [  T123] " MSG, &t, &n),
+	    "kernel line: a space before the caller id");
+	ok(!kline("[   12.345678][  T123]" MSG, &t, &n),
+	    "kernel line: no space after the caller id");
+	ok(!kline("[   12.345678][  T123]  " MSG, &t, &n),
+	    "kernel line: two spaces after the caller id");
+	ok(!kline("[   12.345678][  P123] " MSG, &t, &n),
+	    "kernel line: caller id of another letter");
+	ok(!kline("[   12.345678][  t123] " MSG, &t, &n),
+	    "kernel line: caller id in lower case");
+	ok(!kline("[   12.345678][  T] " MSG, &t, &n),
+	    "kernel line: caller id without digits");
+	ok(!kline("[   12.345678][  T12a] " MSG, &t, &n),
+	    "kernel line: caller id with a letter in its digits");
+	ok(!kline("[   12.345678][  T123][  T123] " MSG, &t, &n),
+	    "kernel line: two caller ids");
+	ok(kline_is("[  T123] " MSG, MSG),
+	    "kernel line: a caller id without a time prefix (printk.time=0)");
+	ok(!kline("[  T123][   12.345678] " MSG, &t, &n),
+	    "kernel line: the caller id before the time prefix");
+	ok(!kline("[   12.345678][  T123 " MSG, &t, &n),
+	    "kernel line: an unclosed caller id");
+	ok(!kline("[   12.345678] " SHORT " x", &t, &n),
+	    "kernel line: short form with trailing text");
+	ok(!kline("myapp: " SHORT, &t, &n),
+	    "kernel line: short form after other text");
 }
 
 static void
@@ -236,6 +299,7 @@ main(void)
 	test_reply_parse();
 	test_marker_match();
 	test_kernel_line();
+	test_kernel_line_forms();
 	test_marker_format();
 	return done_testing();
 }
