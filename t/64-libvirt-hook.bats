@@ -32,7 +32,7 @@ teardown() {
 		domain_xml name="$name" hostdev=$VF4 profile="$P12" >"$T/dom.xml"
 		run -1 --separate-stderr libvirt-hook "$name" prepare begin - <"$T/dom.xml"
 		assert_equal "$output" ""
-		assert_equal "${stderr_lines[-1]}" "vfsentinel: VF $VF4 is quarantined by an operator; pick another with vfpick --profile 'NVIDIA L40S-12Q'"
+		assert_equal "${stderr_lines[-1]}" "vfsentinel: VF $VF4 is quarantined by an operator; pick another with vfpick --profile 'NVIDIA L40S-12Q' --claim $UUID1 --format libvirt and put the <hostdev> element it prints in the domain"
 	done
 	assert_file_not_exists "$DATA/gpu/vf-claims.json"
 	# Any operand may look like an option; the call is still libvirt's.
@@ -59,7 +59,7 @@ teardown() {
 	domain_xml name=--help hostdev=$VF4 >"$T/dom.xml"
 	run -1 --separate-stderr libvirt-hook -c "$VFSENTINEL_CONF" --lock-timeout 1 -- --help prepare begin - <"$T/dom.xml"
 	assert_equal "$output" ""
-	assert_equal "${stderr_lines[-1]}" "vfsentinel: VF $VF4 is quarantined by an operator; pick another VF (vfpick --profile NAME)"
+	assert_equal "${stderr_lines[-1]}" "vfsentinel: VF $VF4 is quarantined by an operator; pick another with vfpick --profile NAME --claim $UUID1 --format libvirt and put the <hostdev> element it prints in the domain"
 	run -0 --separate-stderr libvirt-hook -- --help release end - <"$T/dom.xml"
 	assert_equal "$output" ""
 	# Options without "--" before the operands: a usage error.
@@ -102,7 +102,7 @@ teardown() {
 	record_failures $VF4 2
 	domain_xml hostdev=$VF4 profile="$P12" >"$T/dom.xml"
 	run -1 --separate-stderr hook prepare begin
-	assert_equal "${stderr_lines[-1]}" "vfsentinel: VF $VF4 is quarantined (2 failed assignments); pick another with vfpick --profile 'NVIDIA L40S-12Q'"
+	assert_equal "${stderr_lines[-1]}" "vfsentinel: VF $VF4 is quarantined (2 failed assignments); pick another with vfpick --profile 'NVIDIA L40S-12Q' --claim $UUID1 --format libvirt and put the <hostdev> element it prints in the domain"
 	assert_file_not_exists "$DATA/gpu/vf-claims.json"
 	assert_equal "$(current $VF4)" 0
 	quarantine $VF5
@@ -115,7 +115,7 @@ teardown() {
 	claim $VF4 other-vm
 	domain_xml hostdev=$VF4 >"$T/dom.xml"
 	run -1 --separate-stderr hook prepare begin
-	assert_equal "${stderr_lines[-1]}" "vfsentinel: VF $VF4 is claimed by instance other-vm; pick another VF (vfpick --profile NAME)"
+	assert_equal "${stderr_lines[-1]}" "vfsentinel: VF $VF4 is claimed by instance other-vm; pick another with vfpick --profile NAME --claim $UUID1 --format libvirt and put the <hostdev> element it prints in the domain"
 	echo 1161 >"$(vfdir $VF5)/nvidia/current_vgpu_type"
 	domain_xml hostdev=$VF5 >"$T/dom.xml"
 	run -1 --separate-stderr hook prepare begin
@@ -123,7 +123,7 @@ teardown() {
 	echo 0 >"$(vfdir $VF5)/nvidia/current_vgpu_type"
 	domain_xml hostdev=$VF5 profile="NVIDIA L40S-48Q" >"$T/dom.xml"
 	run -1 --separate-stderr hook prepare begin
-	assert_equal "${stderr_lines[-1]}" "vfsentinel: VF $VF5 does not offer profile 'NVIDIA L40S-48Q'; pick another with vfpick --profile 'NVIDIA L40S-48Q'"
+	assert_equal "${stderr_lines[-1]}" "vfsentinel: VF $VF5 does not offer profile 'NVIDIA L40S-48Q'; pick another with vfpick --profile 'NVIDIA L40S-48Q' --claim $UUID1 --format libvirt and put the <hostdev> element it prints in the domain"
 	domain_xml hostdev=$VF5 meta_vf=$VF4 >"$T/dom.xml"
 	run -1 --separate-stderr hook prepare begin
 	assert_equal "${stderr_lines[-1]}" "vfsentinel: the domain has 2 vGPU VFs ($VF5, $VF4); vfsentinel tracks one VF per domain"
@@ -176,6 +176,31 @@ teardown() {
 	assert_equal "$(jq -r .msg <<<"${stderr_lines[-1]}")" "the claim is complete"
 }
 
+@test "started warns when the domain gives the sentinel nothing to check, naming the XML to add" {
+	domain_xml hostdev=$VF4 profile="$P12" >"$T/dom.xml"
+	run -0 hook prepare begin
+	# virt-install's default console: a pty without a log, no channel.
+	domain_xml id=5 hostdev=$VF4 profile="$P12" \
+		extra="<serial type='pty'><target port='0'/></serial><console type='pty'><target type='serial' port='0'/></console>" \
+		>"$T/dom.xml"
+	run -0 --separate-stderr hook started begin
+	assert_equal "$output" ""
+	run -0 jq -r 'select(.msg == "the domain gives the sentinel nothing to check") | [.level, .vf, .instance_id, .domain] | join(" ")' <<<"$stderr"
+	assert_output "warn $VF4 $UUID1 vm-a"
+	run -0 jq -r 'select(.level == "warn") | .fix' <<<"$stderr"
+	assert_output --partial "<log file='/var/log/libvirt/qemu/vm-a-console.log' append='off'/>"
+	assert_output --partial "<channel type='unix'><target type='virtio' name='org.vfsentinel.0'/></channel>"
+	# A logged console, a channel or a vsock CID: no warning.
+	for dev in console="$T/c.log" cid=42 channel="$T/ch.sock" \
+		extra="<serial type='pty'><log file='$T/pty.log'/></serial>"; do
+		domain_xml id=5 hostdev=$VF4 profile="$P12" "$dev" >"$T/dom.xml"
+		rm -f "$DATA/gpu/vf-claims.json"
+		claim $VF4 $UUID1
+		run -0 --separate-stderr hook started begin
+		run -1 grep -c 'nothing to check' <<<"$stderr"
+	done
+}
+
 @test "release end releases and deconfigures the domain's VF, audited; again is exit 0" {
 	domain_xml hostdev=$VF4 profile="$P12" >"$T/dom.xml"
 	run -0 hook prepare begin
@@ -201,6 +226,30 @@ teardown() {
 	echo "libvirt.deconfigure = yes" >>"$VFSENTINEL_CONF"
 	run -78 hook release end
 	assert_output --partial "expected true or false"
+}
+
+@test "release end releases a claim only when its VF is one of the domain's: a UUID alone is not enough" {
+	for deconf in false true; do
+		echo "libvirt.deconfigure = $deconf" >>"$VFSENTINEL_CONF"
+		# Another launcher's claim on VF5 under the same UUID.
+		rm -f "$DATA/gpu/vf-claims.json"
+		claim $VF5 $UUID1
+		echo 1160 >"$(vfdir $VF5)/nvidia/current_vgpu_type"
+		domain_xml hostdev=$VF4 >"$T/dom.xml"
+		sum=$(sha "$DATA/gpu/vf-claims.json")
+		run -0 --separate-stderr hook release end
+		assert_equal "$output" ""
+		assert_equal "$(sha "$DATA/gpu/vf-claims.json")" "$sum"
+		assert_equal "$(current $VF5)" 1160
+		assert_equal "$(jq -r '[.level, .msg, .claimed_vf] | join(" ")' <<<"${stderr_lines[-1]}")" \
+			"warn kept the claim: its VF is not one of the domain's $VF5"
+		assert_file_not_exists "$DATA/gpu/audit.jsonl"
+		# The same domain naming VF5 (hostdev or metadata) releases it.
+		domain_xml meta_vf=$VF5 >"$T/dom.xml"
+		run -0 --separate-stderr hook release end
+		assert_equal "$(jq -c .claims "$DATA/gpu/vf-claims.json")" '[]'
+		rm -f "$DATA/gpu/audit.jsonl"
+	done
 }
 
 @test "release keeps the claim while a process holds the VF's VFIO device" {

@@ -203,7 +203,7 @@ LV_UUID=0c9d8e7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f
 	[[ $q =~ ^0000:e[34]:0[01]\.[0-7]$ ]]
 	run -0 step10
 	assert_line --partial "error: Hook script execution failed"
-	assert_line "vfsentinel: VF $q is quarantined by an operator; pick another with vfpick --profile 'NVIDIA L40S-12Q'"
+	assert_line "vfsentinel: VF $q is quarantined by an operator; pick another with vfpick --profile 'NVIDIA L40S-12Q' --claim 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f1 --format libvirt and put the <hostdev> element it prints in the domain"
 	run -0 json "select(.instance_id == \"$LV_UUID\" and .app_log) | .vf_address"
 	vf=$(tr -d '"' <<<"$output")
 	[[ $vf =~ ^0000:e[34]:0[01]\.[0-7]$ ]]

@@ -161,6 +161,26 @@ update_str(char **slot, const char *v)
 	return 1;
 }
 
+/*
+ * SPEC 7.1: a claim with neither a guest endpoint nor a console log is
+ * never checked (virt-install's default <serial type='pty'> keeps no log
+ * on the host). Said at warn, with the XML that fixes it.
+ */
+static void
+warn_uncheckable(const struct hook *h, const struct claim *cl)
+{
+	char fix[DOMAIN_NAME_MAX + 512];
+
+	(void)snprintf(fix, sizeof(fix), "add a console log to the domain's "
+	    "<serial>: <log file='/var/log/libvirt/qemu/%s-console.log' "
+	    "append='off'/>, or the guest agent's channel: <channel "
+	    "type='unix'><target type='virtio' name='" HOOK_PORT_NAME "'/>"
+	    "</channel> (or a <vsock> device)", h->dom.name);
+	log_msg(LVL_WARN, "the domain gives the sentinel nothing to check",
+	    "{s:s, s:s, s:s, s:s}", "vf", cl->vf, "instance_id",
+	    cl->instance_id, "domain", h->dom.name, "fix", fix);
+}
+
 int
 claim_complete(struct hook *h, struct claim *cl)
 {
@@ -183,6 +203,8 @@ claim_complete(struct hook *h, struct claim *cl)
 	if (changed > 0 && claim_save(h, "cannot persist the completed "
 	    "claim") == -1)
 		return 0;
+	if (cl->vsock == NULL && cl->app_log == NULL)
+		warn_uncheckable(h, cl);
 	log_msg(LVL_INFO, changed ? "completed the claim" : "the claim is "
 	    "complete", "{s:s, s:s, s:s, s:s?, s:s?, s:s?}", "vf", cl->vf,
 	    "instance_id", cl->instance_id, "domain", h->dom.name,
@@ -273,6 +295,18 @@ audit_release(struct hook *h, const char *vf, bool deconfigured)
 	json_decref(extra);
 }
 
+/* True when vf is one of the domain's VFs (phases.c's list). */
+static bool
+domain_vf(const struct hook *h, const char *vf)
+{
+	size_t i;
+
+	for (i = 0; i < h->vfs.n; i++)
+		if (strcmp(h->vfs.v[i], vf) == 0)
+			return true;
+	return false;
+}
+
 int
 claim_release(struct hook *h)
 {
@@ -283,6 +317,15 @@ claim_release(struct hook *h)
 	if (cl == NULL) {
 		log_msg(LVL_INFO, "the domain holds no claim", "{s:s, s:s}",
 		    "instance_id", h->dom.uuid, "domain", h->dom.name);
+		return 0;
+	}
+	/* SPEC 7.2: a UUID is the domain author's to choose; only a claim
+	 * of one of the domain's own VFs is the domain's to release. */
+	if (!domain_vf(h, cl->vf)) {
+		log_msg(LVL_WARN, "kept the claim: its VF is not one of the "
+		    "domain's", "{s:s, s:s, s:s, s:s}", "claimed_vf", cl->vf,
+		    "vf", h->vfs.v[0], "instance_id", h->dom.uuid, "domain",
+		    h->dom.name);
 		return 0;
 	}
 	memcpy(vf, cl->vf, sizeof(vf));

@@ -152,13 +152,40 @@ load_all(struct hook *h, char *msg, size_t len)
 	return 0;
 }
 
-/* "; pick another with vfpick --profile 'P'" when a profile is named. */
-static void
-pick_hint(const struct hook *h, char *buf, size_t len)
+/* True when vf is the source of one of the domain's <hostdev>s. */
+static bool
+hostdev_vf(const struct hook *h, const char *vf)
 {
+	size_t i;
+
+	for (i = 0; i < h->dom.hostdevs.n; i++)
+		if (strcmp(h->dom.hostdevs.v[i], vf) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * What to do instead: "; pick another with vfpick --profile 'P'" (or
+ * NAME when none is named). A <hostdev> domain needs a free VF's
+ * element: vfpick --claim UUID --format libvirt prints it, and the
+ * claim it makes is the one this hook keeps at the next prepare.
+ */
+static void
+pick_hint(const struct hook *h, const char *vf, char *buf, size_t len)
+{
+	char profile[VGPU_NAME_MAX + 2];
+
 	if (h->dom.profile[0] != '\0')
+		(void)snprintf(profile, sizeof(profile), "'%s'",
+		    h->dom.profile);
+	if (hostdev_vf(h, vf))
 		(void)snprintf(buf, len, "; pick another with vfpick "
-		    "--profile '%s'", h->dom.profile);
+		    "--profile %s --claim %s --format libvirt and put the "
+		    "<hostdev> element it prints in the domain",
+		    h->dom.profile[0] != '\0' ? profile : "NAME", h->dom.uuid);
+	else if (h->dom.profile[0] != '\0')
+		(void)snprintf(buf, len, "; pick another with vfpick "
+		    "--profile %s", profile);
 	else
 		(void)snprintf(buf, len, "; pick another VF (vfpick "
 		    "--profile NAME)");
@@ -170,9 +197,9 @@ prepare_refusal(const struct hook *h, const struct placement_vf *v,
     char *msg, size_t len)
 {
 	const char *vf = v->vi->addr;
-	char hint[VGPU_NAME_MAX + 64];
+	char hint[VGPU_NAME_MAX + UUID_LEN + 128];
 
-	pick_hint(h, hint, sizeof(hint));
+	pick_hint(h, vf, hint, sizeof(hint));
 	if (v->quarantined && v->rec != NULL && v->rec->nfailures > 0)
 		(void)snprintf(msg, len, "VF %s is quarantined (%zu failed "
 		    "assignments)%s", vf, v->rec->nfailures, hint);
