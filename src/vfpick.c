@@ -252,8 +252,9 @@ open_store(struct run *r)
 		return log_fail(EX_TEMPFAIL, "timed out waiting for the store "
 		    "lock", "{s:s, s:i}", "path", r->store.lock_path,
 		    "timeout_s", (int)r->cli.lock_timeout);
-	return log_fail(excl ? EX_IOERR : EX_UNAVAILABLE, "cannot lock the "
-	    "store", "{s:s, s:s}", "path", r->store.lock_path, "error",
+	return log_fail(errno == EACCES || errno == EPERM ? EX_NOPERM :
+	    excl ? EX_IOERR : EX_UNAVAILABLE, "cannot lock the store",
+	    "{s:s, s:s}", "path", r->store.lock_path, "error",
 	    strerror(errno));
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # 22-vfstore-data-dir.bats - a missing DATA_DIR/gpu is an unavailable
 # store, never an empty healthy one, in every program that reads or writes
-# the store; only `vfstore init` creates it (SPEC.md 4.1, 4.2).
+# the store; only `vfstore init` creates it (SPEC.md 4.1, 4.2). The lock
+# is the store owner's, so no other local user can hold it (SPEC 7.2).
 
 load helpers
 load lib/store
@@ -135,4 +136,84 @@ EOF2
 	echo keep >"$T/file"
 	run -74 --separate-stderr vfstore --data-dir "$T/file" init
 	assert_equal "$(cat "$T/file")" keep
+}
+
+# lock_mode: the mode and group a lock file must have here (SPEC 7.2):
+# 0640 group vfsentinel where that group exists, else 0600.
+lock_mode() {
+	if getent group vfsentinel >/dev/null; then
+		echo "640 vfsentinel"
+	else
+		echo "600 $1"
+	fi
+}
+
+# nobody_place: a world-traversable directory $R with a copy of the
+# programs nobody may run (the bats temp dirs are 0700).
+nobody_place() {
+	[ "$(id -u)" = 0 ] || skip "needs root to run as nobody"
+	id nobody >/dev/null 2>&1 || skip "no user nobody"
+	need_tool chpst flock
+	R=$(mktemp -d /tmp/vfs-lock.XXXXXX)
+	chmod 755 "$R"
+	cp -R "$VFS_BIN" "$R/bin"
+	chmod -R a+rX "$R/bin"
+	: >"$R/vfsentinel.conf"
+	chmod 644 "$R/vfsentinel.conf"
+	export VFSENTINEL_CONF=$R/vfsentinel.conf
+}
+
+@test "the store lock is its owner's: another user can neither open nor flock it, and exits 77 naming it" {
+	nobody_place
+	vfstore --data-dir "$R/d" init >/dev/null 2>&1
+	vfstore --data-dir "$R/d" report-failure --vf $VF --instance i-1 \
+	    --assigned-at $AT >/dev/null 2>&1
+	assert_equal "$(stat -c '%a %G' "$R/d/gpu/lock")" "$(lock_mode root)"
+	assert_equal "$(stat -c %U "$R/d/gpu/lock")" root
+	# uid 65534 held a 0644 lock and stopped every start at prepare.
+	run chpst -u nobody sh -c 'exec 9<"$1" && flock -n 9' _ "$R/d/gpu/lock"
+	assert_failure
+	run -77 --separate-stderr chpst -u nobody "$R/bin/vfstore" \
+	    --data-dir "$R/d" report-failure --vf $VF --instance i-2 --assigned-at $AT
+	assert_equal "$output" ""
+	assert_regex "$stderr" "\"error\":\"lock $R/d/gpu/lock: Permission denied\""
+	run -77 --separate-stderr chpst -u nobody "$R/bin/vfstore" --data-dir "$R/d" check
+	run -77 --separate-stderr chpst -u nobody "$R/bin/vfpick" --data-dir "$R/d" \
+	    --sysfs-root "$SYSFS" --profile "NVIDIA L40S-12Q" --claim i-3
+	assert_regex "$stderr" "$R/d/gpu/lock"
+	rm -rf "$R"
+}
+
+@test "root creates the lock for the store's owner: a service user owning DATA_DIR/gpu keeps its store" {
+	nobody_place
+	mkdir -p "$R/d/gpu"
+	chown nobody:nogroup "$R/d/gpu" 2>/dev/null || chown nobody "$R/d/gpu"
+	run -0 vfstore --data-dir "$R/d" report-failure --vf $VF --instance i-1 --assigned-at $AT
+	assert_equal "$(stat -c %U "$R/d/gpu/lock")" nobody
+	assert_equal "$(stat -c '%a %G' "$R/d/gpu/lock")" "$(lock_mode "$(stat -c %G "$R/d/gpu")")"
+	run -0 chpst -u nobody "$R/bin/vfstore" --data-dir "$R/d" report-failure \
+	    --vf $VF --instance i-2 --assigned-at $AT
+	rm -rf "$R"
+}
+
+@test "vfstore init tightens a wider existing lock and gives it to the store's owner" {
+	[ "$(id -u)" = 0 ] || skip "needs root to chown"
+	id nobody >/dev/null 2>&1 || skip "no user nobody"
+	vfstore --data-dir "$NOWHERE" init >/dev/null 2>&1
+	chmod 666 "$NOWHERE/gpu/lock"
+	run -0 --separate-stderr vfstore --data-dir "$NOWHERE" init
+	assert_equal "$(stat -c '%a %G' "$NOWHERE/gpu/lock")" "$(lock_mode root)"
+	# An upgrade: the package's postinst runs init --owner on every
+	# configure, over a 0644 root lock an older version made.
+	chmod 644 "$NOWHERE/gpu/lock"
+	run -0 --separate-stderr vfstore --data-dir "$NOWHERE" init --owner nobody
+	assert_equal "$(stat -c %U "$NOWHERE/gpu/lock")" nobody
+	assert_equal "$(stat -c '%a %G' "$NOWHERE/gpu/lock")" "$(lock_mode "$(id -gn nobody)")"
+	# A link planted at the lock is refused, not followed.
+	rm "$NOWHERE/gpu/lock"
+	echo keep >"$T/victim"
+	chmod 644 "$T/victim"
+	ln -s "$T/victim" "$NOWHERE/gpu/lock"
+	run -74 --separate-stderr vfstore --data-dir "$NOWHERE" init --owner nobody
+	assert_equal "$(stat -c '%a %U' "$T/victim")" "644 root"
 }

@@ -147,6 +147,37 @@ dir_create(struct store *s, bool *created)
 	return atomic_sync_dir(slash != NULL ? parent : ".");
 }
 
+/*
+ * SPEC 7.2: the lock is the store owner's (uid, else the directory's
+ * when root runs this), 0640 group vfsentinel or 0600, whatever an
+ * earlier version or a hand left there: a wider lock is tightened.
+ */
+static int
+lock_tighten(struct store *s, uid_t uid, gid_t gid)
+{
+	struct stat st;
+	int fd, rc, saved;
+
+	fd = open(s->lock_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0)
+		rc = -1;
+	else if (!S_ISREG(st.st_mode)) {
+		rc = -1;
+		errno = EINVAL;
+	} else if (uid == (uid_t)-1 && geteuid() == 0 &&
+	    stat(s->dir, &st) == 0)
+		rc = lock_secure(fd, st.st_uid, st.st_gid);
+	else
+		rc = lock_secure(fd, uid, gid);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return rc;
+}
+
 int
 store_create(struct store *s, uid_t uid, gid_t gid, bool *created)
 {
@@ -170,11 +201,17 @@ store_create(struct store *s, uid_t uid, gid_t gid, bool *created)
 		return -1;
 	}
 	lock_release(fd);
-	if (uid != (uid_t)-1 && (chown(s->dir, uid, gid) < 0 ||
-	    lchown(s->lock_path, uid, gid) < 0)) {
+	if (uid != (uid_t)-1 && chown(s->dir, uid, gid) < 0) {
 		saved = errno;
 		snprintf(s->why, sizeof(s->why), "chown %.900s: %s", s->dir,
 		    strerror(saved));
+		errno = saved;
+		return -1;
+	}
+	if (lock_tighten(s, uid, gid) < 0) {
+		saved = errno;
+		snprintf(s->why, sizeof(s->why), "secure %.900s: %s",
+		    s->lock_path, strerror(saved));
 		errno = saved;
 		return -1;
 	}

@@ -69,6 +69,8 @@ lock_store(struct ctx *c, bool exclusive)
 	}
 	log_msg(LVL_ERROR, errno == EWOULDBLOCK ? "lock wait timed out" :
 	    "cannot take the store lock", "{s:s}", "error", c->s.why);
+	if (errno == EACCES || errno == EPERM)
+		return EX_NOPERM;	/* SPEC 7.2: not the store's owner */
 	return errno == EWOULDBLOCK ? EX_TEMPFAIL : EX_IOERR;
 }
 
