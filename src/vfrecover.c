@@ -336,14 +336,15 @@ status_line(json_t *journal, void *arg)
 static int
 show_status(struct prog *p)
 {
+	char why[PATH_MAX + 256];
 	struct store s;
 
 	if (store_init(&s, p->conf.data_dir) < 0)
 		return log_fail(EX_USAGE, "a path is too long", NULL);
 	if (recovery_journals(s.dir, p->card[0] != '\0' ? p->card : NULL,
-	    status_line, p) < 0)
+	    status_line, p, why, sizeof(why)) < 0)
 		return log_fail(EX_IOERR, "cannot list the journals", "{s:s}",
-		    "error", strerror(errno));
+		    "error", why[0] != '\0' ? why : strerror(errno));
 	return 0;
 }
 

@@ -268,3 +268,41 @@ vfsentinel_recovery_unfinished{card=\"0000:e3:00.0\",step=\"disable\"} 1"
 	assert_output 1
 	run -64 --separate-stderr rec --status --metrics-file "$T/m/r.prom"
 }
+
+@test "vfrecover refuses a recovery/ that is a link, naming it, and writes nothing through it" {
+	# The vfsentinel user owns DATA_DIR/gpu: it can swap recovery/ for a
+	# link to a directory of its choosing (SPEC 7.2).
+	mkdir -p "$T/elsewhere"
+	ln -s "$T/elsewhere" "$DATA/gpu/recovery"
+	run -74 --separate-stderr rec --card $PF
+	assert_output ""
+	assert_regex "$stderr" "\"path\":\"$DATA/gpu/recovery\""
+	assert_regex "$stderr" "not a real directory"
+	run -0 find "$T/elsewhere" -mindepth 1
+	assert_output ""
+	assert_equal "$(cat "$CALLS")" ""
+	# --status reads nothing through it either.
+	echo '{"version":1,"card":"0000:e3:00.0","planted":true}' >"$T/elsewhere/$PF.json"
+	run --separate-stderr rec --status
+	refute_output --partial planted
+}
+
+@test "vfrecover refuses a recovery/ owned by another user, and files planted in it are not followed" {
+	[ "$(id -u)" = 0 ] || skip "needs root to chown"
+	id nobody >/dev/null 2>&1 || skip "no user nobody"
+	mkdir -p "$DATA/gpu/recovery"
+	chown nobody "$DATA/gpu/recovery"
+	run -74 --separate-stderr rec --card $PF
+	assert_regex "$stderr" "\"path\":\"$DATA/gpu/recovery\""
+	assert_regex "$stderr" "owned by"
+	chown root "$DATA/gpu/recovery"
+	# Links planted at its fixed names: replaced or refused, never
+	# written through.
+	echo keep >"$T/victim"
+	ln -s "$T/victim" "$DATA/gpu/recovery/host.lock"
+	ln -s "$T/victim" "$DATA/gpu/recovery/$PF.json.tmp"
+	ln -s "$T/victim" "$DATA/gpu/recovery/metrics.lock.tmp"
+	run --separate-stderr rec --card $PF
+	assert_equal "$(cat "$T/victim")" keep
+	assert_equal "$(stat -c '%a %U' "$T/victim")" "644 root"
+}

@@ -78,16 +78,24 @@ prepare_dir(const char *path, const char *dir, const char *parent,
 	return 0;
 }
 
+/* unlink(2) of tmp in dirfd (AT_FDCWD: a path, by unlink itself, which
+ * the tests' fault-injection shim intercepts). */
 static int
-write_temp(const char *tmp, const void *buf, size_t len, mode_t mode,
-    struct atomic_result *res)
+remove_temp(int dirfd, const char *tmp)
+{
+	return dirfd == AT_FDCWD ? unlink(tmp) : unlinkat(dirfd, tmp, 0);
+}
+
+static int
+write_temp(int dirfd, const char *tmp, const void *buf, size_t len,
+    mode_t mode, struct atomic_result *res)
 {
 	int fd, saved;
 
-	if (unlink(tmp) < 0 && errno != ENOENT)
+	if (remove_temp(dirfd, tmp) < 0 && errno != ENOENT)
 		return fail(res, "remove stale temp");
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-	    mode);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, mode);
 	if (fd < 0)
 		return fail(res, "create temp");
 	if (fchmod(fd, mode) < 0)
@@ -99,13 +107,13 @@ write_temp(const char *tmp, const void *buf, size_t len, mode_t mode,
 	if (res->step != NULL) {
 		saved = errno;
 		close(fd);
-		unlink(tmp);
+		remove_temp(dirfd, tmp);
 		errno = saved;
 		return -1;
 	}
 	if (close(fd) < 0) {
 		saved = errno;
-		unlink(tmp);
+		remove_temp(dirfd, tmp);
 		errno = saved;
 		return fail(res, "close");
 	}
@@ -127,7 +135,7 @@ atomic_write(const char *path, const void *buf, size_t len, mode_t mode,
 		return fail(res, "create temp");
 	if (prepare_dir(path, dir, parent, res) < 0)
 		return -1;
-	if (write_temp(tmp, buf, len, mode, res) < 0)
+	if (write_temp(AT_FDCWD, tmp, buf, len, mode, res) < 0)
 		return -1;
 	if (rename(tmp, path) < 0) {
 		saved = errno;
@@ -137,6 +145,34 @@ atomic_write(const char *path, const void *buf, size_t len, mode_t mode,
 	}
 	res->renamed = true;
 	if (atomic_sync_dir(dir) < 0)
+		return fail(res, "sync dir");
+	return 0;
+}
+
+int
+atomic_write_at(int dirfd, const char *name, const void *buf, size_t len,
+    mode_t mode, struct atomic_result *res)
+{
+	char tmp[NAME_MAX + 1];
+	int saved;
+
+	res->step = NULL;
+	res->renamed = false;
+	if (strchr(name, '/') != NULL || io_pathf(tmp, sizeof(tmp), "%s.tmp",
+	    name) < 0) {
+		errno = EINVAL;
+		return fail(res, "create temp");
+	}
+	if (write_temp(dirfd, tmp, buf, len, mode, res) < 0)
+		return -1;
+	if (renameat(dirfd, tmp, dirfd, name) < 0) {
+		saved = errno;
+		remove_temp(dirfd, tmp);
+		errno = saved;
+		return fail(res, "rename");
+	}
+	res->renamed = true;
+	if (fsync(dirfd) < 0)
 		return fail(res, "sync dir");
 	return 0;
 }

@@ -29,6 +29,16 @@ struct atomic_result {
 int atomic_write(const char *path, const void *buf, size_t len, mode_t mode,
     struct atomic_result *res);
 
+/*
+ * atomic_write() of name (no '/') in the directory dirfd, which the
+ * caller has opened and checked: nothing is looked up by path, so a
+ * directory swapped for a link meanwhile cannot redirect the write. No
+ * directory is created and no parent synced; the steps as above from
+ * "remove stale temp".
+ */
+int atomic_write_at(int dirfd, const char *name, const void *buf, size_t len,
+    mode_t mode, struct atomic_result *res);
+
 /* fsync(2) of a directory (a rename or creation in it is durable).
  * 0 or -1/errno. */
 int atomic_sync_dir(const char *dir);

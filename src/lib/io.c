@@ -144,10 +144,16 @@ io_strerror(int err)
 int
 io_open_regular(const char *path, int flags, mode_t mode)
 {
+	return io_open_regular_at(AT_FDCWD, path, flags, mode);
+}
+
+int
+io_open_regular_at(int dirfd, const char *path, int flags, mode_t mode)
+{
 	struct stat st;
 	int fd, saved;
 
-	fd = open(path, flags | O_CLOEXEC | O_NONBLOCK, mode);
+	fd = openat(dirfd, path, flags | O_CLOEXEC | O_NONBLOCK, mode);
 	if (fd < 0) {
 		/* A FIFO opened for writing without a reader. */
 		if (errno == ENXIO)
@@ -173,6 +179,12 @@ fail:
 char *
 io_slurp(const char *path, size_t max, size_t *len)
 {
+	return io_slurp_at(AT_FDCWD, path, max, len);
+}
+
+char *
+io_slurp_at(int dirfd, const char *path, size_t max, size_t *len)
+{
 	struct stat st;
 	char *buf = NULL;
 	size_t n = 0, cap;
@@ -183,7 +195,7 @@ io_slurp(const char *path, size_t max, size_t *len)
 	 * directory is never followed (ELOOP), so the caller fails closed
 	 * instead of reading some other file as root; and a FIFO or a
 	 * directory in their place is refused without blocking. */
-	fd = io_open_regular(path, O_RDONLY | O_NOFOLLOW, 0);
+	fd = io_open_regular_at(dirfd, path, O_RDONLY | O_NOFOLLOW, 0);
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &st) < 0)

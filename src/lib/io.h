@@ -46,6 +46,9 @@ const char *io_strerror(int err);
  */
 int io_open_regular(const char *path, int flags, mode_t mode);
 
+/* io_open_regular() of path relative to the directory dirfd (openat). */
+int io_open_regular_at(int dirfd, const char *path, int flags, mode_t mode);
+
 /*
  * Reads a whole file (at most max bytes) into a new NUL-terminated buffer
  * the caller owns (free()). The buffer is sized by what is read (the
@@ -57,6 +60,9 @@ int io_open_regular(const char *path, int flags, mode_t mode);
  * regular file (opened without blocking: io_open_regular()).
  */
 char *io_slurp(const char *path, size_t max, size_t *len);
+
+/* io_slurp() of path relative to the directory dirfd (openat). */
+char *io_slurp_at(int dirfd, const char *path, size_t max, size_t *len);
 
 /*
  * Reads the first line of a small attribute file (sysfs, /proc) into buf,

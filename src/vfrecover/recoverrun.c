@@ -4,6 +4,7 @@
  * line, journal entry, audit line, commands) is recoverystep.c.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdio.h>
@@ -31,12 +32,11 @@ paths(struct recovery_run *r)
 	    io_pathf(r->rdir, sizeof(r->rdir), "%s/recovery", r->s.dir) < 0 ||
 	    io_pathf(r->jpath, sizeof(r->jpath), "%s/%s.json", r->rdir,
 	    r->card) < 0 ||
-	    io_pathf(r->lastpath, sizeof(r->lastpath), "%s/%s.last.json",
-	    r->rdir, r->card) < 0 ||
-	    io_pathf(r->lockpath, sizeof(r->lockpath), "%s/%s.lock", r->rdir,
+	    io_pathf(r->jname, sizeof(r->jname), "%s.json", r->card) < 0 ||
+	    io_pathf(r->lastname, sizeof(r->lastname), "%s.last.json",
 	    r->card) < 0 ||
-	    io_pathf(r->hostpath, sizeof(r->hostpath), "%s/host.lock",
-	    r->rdir) < 0 ||
+	    io_pathf(r->lockname, sizeof(r->lockname), "%s.lock",
+	    r->card) < 0 ||
 	    io_pathf(r->env_card, sizeof(r->env_card), "VFSENTINEL_CARD=%s",
 	    r->card) < 0)
 		return rstep_fail(r, EX_USAGE, RECOVERRUN_EV_PATH, NULL);
@@ -234,6 +234,22 @@ step_idle(struct recovery_run *r)
 	return rstep_finish(r, STEP_IDLE, false);
 }
 
+/* The card named in host.lock by its holder (for the waiters' messages
+ * only): a valid address, else "". */
+static void
+host_holder(struct recovery_run *r, char *buf, size_t len)
+{
+	int fd = openat(r->rdir_fd, "host.lock", O_RDONLY | O_NOFOLLOW |
+	    O_NONBLOCK | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : pread(fd, buf, len - 1, 0);
+
+	buf[n > 0 ? n : 0] = '\0';
+	if (!vf_addr_valid(buf))
+		buf[0] = '\0';
+	if (fd >= 0)
+		close(fd);
+}
+
 /*
  * The host's quiesce-restore window (quiesce and restore act on the
  * whole host, DCGM): host.lock, held from quiesce to restore, names its
@@ -248,19 +264,20 @@ host_lock(struct recovery_run *r)
 
 	if (r->host_fd >= 0)
 		return 0;
-	if ((r->host_fd = lock_acquire(r->hostpath, true, 0)) < 0 &&
-	    errno == EWOULDBLOCK) {
-		(void)io_read_attr(r->hostpath, holder, sizeof(holder));
+	if ((r->host_fd = lock_acquire_at(r->rdir_fd, "host.lock", true,
+	    0)) < 0 && errno == EWOULDBLOCK) {
+		host_holder(r, holder, sizeof(holder));
 		rstep_emit(r, json_pack("{s:s, s:s}", "card", r->card,
 		    "waiting_for", holder));
 		(void)rstep_tell(r, 0, (struct recoverrun_event){
 		    .kind = RECOVERRUN_EV_HOST_WAIT, .path = holder });
-		r->host_fd = lock_acquire(r->hostpath, true, r->cf->wait);
+		r->host_fd = lock_acquire_at(r->rdir_fd, "host.lock", true,
+		    r->cf->wait);
 	}
 	if (r->host_fd < 0)
 		return rstep_fail(r, errno == EWOULDBLOCK ? EX_TEMPFAIL :
-		    EX_IOERR, RECOVERRUN_EV_HOST_BUSY, strerror(errno));
-	(void)recovery_own(r->s.dir, r->hostpath);
+		    errno == EACCES || errno == EPERM ? EX_NOPERM : EX_IOERR,
+		    RECOVERRUN_EV_HOST_BUSY, strerror(errno));
 	/* The name is for the waiters' messages only. */
 	if (ftruncate(r->host_fd, 0) == 0 && pwrite(r->host_fd, r->card,
 	    strlen(r->card), 0) < 0)
@@ -410,8 +427,8 @@ static int
 conclude(struct recovery_run *r, int rc, enum recovery_step last)
 {
 	if (rc == 0 && !sig_stop) {
-		if (rename(r->jpath, r->lastpath) < 0 ||
-		    atomic_sync_dir(r->rdir) < 0)
+		if (renameat(r->rdir_fd, r->jname, r->rdir_fd,
+		    r->lastname) < 0 || fsync(r->rdir_fd) < 0)
 			return rstep_tell(r, EX_IOERR,
 			    (struct recoverrun_event){
 			    .kind = RECOVERRUN_EV_MOVE, .path = r->jpath,
@@ -467,19 +484,23 @@ cycle(struct recovery_run *r)
 static int
 lock_card(struct recovery_run *r)
 {
+	char why[PATH_MAX + 256];
+
 	if (access(r->s.dir, F_OK) < 0)
 		return rstep_fail(r, EX_UNAVAILABLE, RECOVERRUN_EV_UNAVAILABLE,
 		    "the state directory is missing; create it with "
 		    "vfstore init");
-	if (io_mkdir_p(r->rdir) < 0 || recovery_own(r->s.dir, r->rdir) < 0)
+	if ((r->rdir_fd = recovery_dir_open(r->s.dir, true, why,
+	    sizeof(why))) < 0)
 		return rstep_tell(r, EX_IOERR, (struct recoverrun_event){
 		    .kind = RECOVERRUN_EV_DIR, .path = r->rdir,
-		    .error = strerror(errno) });
-	if ((r->lock_fd = lock_acquire(r->lockpath, true, 0)) < 0)
+		    .error = why[0] != '\0' ? why : strerror(errno) });
+	if ((r->lock_fd = lock_acquire_at(r->rdir_fd, r->lockname, true,
+	    0)) < 0)
 		return errno == EWOULDBLOCK ? rstep_fail(r, EX_TEMPFAIL,
 		    RECOVERRUN_EV_CARD_BUSY, strerror(errno)) : rstep_fail(r,
-		    EX_IOERR, RECOVERRUN_EV_CARD_LOCK, strerror(errno));
-	(void)recovery_own(r->s.dir, r->lockpath);
+		    errno == EACCES || errno == EPERM ? EX_NOPERM : EX_IOERR,
+		    RECOVERRUN_EV_CARD_LOCK, strerror(errno));
 	return 0;
 }
 
@@ -492,7 +513,8 @@ recover(struct recovery_run *r)
 
 	if ((rc = lock_card(r)) != 0)
 		return rc;
-	rc = recovery_journal_load(r->jpath, r->card, &r->j, why, sizeof(why));
+	rc = recovery_journal_load(r->rdir_fd, r->jname, r->card, &r->j, why,
+	    sizeof(why));
 	if (rc < 0)
 		return rstep_fail(r, errno == EINVAL ? EX_DATAERR : EX_IOERR,
 		    RECOVERRUN_EV_LOAD, errno == EINVAL ? why :
@@ -534,7 +556,8 @@ int
 recoverrun_run(const struct recoverrun_conf *conf)
 {
 	struct recovery_run r = { .cf = conf, .conf = conf->conf,
-	    .card = conf->card, .lock_fd = -1, .host_fd = -1 };
+	    .card = conf->card, .rdir_fd = -1, .lock_fd = -1,
+	    .host_fd = -1 };
 	int rc;
 
 	if ((rc = paths(&r)) == 0)
@@ -545,5 +568,7 @@ recoverrun_run(const struct recoverrun_conf *conf)
 	free(r.wedged.v);
 	lock_release(r.host_fd);
 	lock_release(r.lock_fd);
+	if (r.rdir_fd >= 0)
+		close(r.rdir_fd);
 	return rc;
 }

@@ -4,6 +4,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,21 +128,90 @@ journal_invalid(const json_t *j, const char *card)
 	return NULL;
 }
 
+/*
+ * SPEC 7.2: DATA_DIR/gpu is the service user's, so it can swap
+ * recovery/ for a link or a directory of its own between two root runs.
+ * The directory is opened once without following a link and checked:
+ * a directory, owned by root or by DATA_DIR/gpu's owner (root gives it
+ * to that owner, as every file there), writable by its owner alone.
+ * Every name in it is then reached through the descriptor.
+ */
+static int
+dir_check(int fd, const struct stat *gpu, const char *path, char *why,
+    size_t whylen)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode)) {
+		(void)snprintf(why, whylen, "%s is not a real directory", path);
+		errno = ENOTDIR;
+		return -1;
+	}
+	if ((st.st_uid != gpu->st_uid && st.st_uid != 0) ||
+	    (st.st_mode & 022) != 0) {
+		(void)snprintf(why, whylen, "%s is owned by uid %lu, mode "
+		    "%03o: expected the owner of its parent (uid %lu) or root, "
+		    "writable by its owner alone", path,
+		    (unsigned long)st.st_uid, (unsigned)(st.st_mode & 0777),
+		    (unsigned long)gpu->st_uid);
+		errno = EPERM;
+		return -1;
+	}
+	if (geteuid() == 0 && st.st_uid != gpu->st_uid &&
+	    fchown(fd, gpu->st_uid, gpu->st_gid) < 0)
+		return -1;
+	return 0;
+}
+
 int
-recovery_journal_load(const char *path, const char *card, json_t **out,
-    char *why, size_t whylen)
+recovery_dir_open(const char *gpu_dir, bool create, char *why,
+    size_t whylen)
+{
+	char path[PATH_MAX];
+	struct stat gpu;
+	int fd, saved;
+
+	why[0] = '\0';
+	if (io_pathf(path, sizeof(path), "%s/recovery", gpu_dir) < 0 ||
+	    stat(gpu_dir, &gpu) < 0)
+		return -1;
+	if (create && mkdir(path, 0755) < 0 && errno != EEXIST)
+		return -1;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC |
+	    O_NONBLOCK);
+	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
+		(void)snprintf(why, whylen, "%s is not a real directory (a "
+		    "link or a file): refused", path);
+		errno = ENOTDIR;
+	}
+	if (fd < 0)
+		return -1;
+	if (dir_check(fd, &gpu, path, why, whylen) < 0) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
+}
+
+int
+recovery_journal_load(int dirfd, const char *name, const char *card,
+    json_t **out, char *why, size_t whylen)
 {
 	const char *bad;
 	json_error_t err;
-	size_t len;
-	char *text;
 	json_t *j;
+	char *text;
+	size_t len;
 
 	*out = NULL;
-	if ((text = io_slurp(path, JOURNAL_MAX, &len)) == NULL) {
+	if ((text = io_slurp_at(dirfd, name, JOURNAL_MAX, &len)) == NULL) {
 		if (errno == ENOENT)
 			return 0;
-		(void)snprintf(why, whylen, "%s: %s", path,
+		(void)snprintf(why, whylen, "recovery/%s: %s", name,
 		    io_strerror(errno));
 		return -1;
 	}
@@ -149,7 +219,7 @@ recovery_journal_load(const char *path, const char *card, json_t **out,
 	free(text);
 	bad = j == NULL ? err.text : journal_invalid(j, card);
 	if (bad != NULL) {
-		(void)snprintf(why, whylen, "%s: %s", path, bad);
+		(void)snprintf(why, whylen, "recovery/%s: %s", name, bad);
 		json_decref(j);
 		errno = EINVAL;
 		return -1;
@@ -159,32 +229,27 @@ recovery_journal_load(const char *path, const char *card, json_t **out,
 }
 
 int
-recovery_own(const char *gpu_dir, const char *path)
-{
-	struct stat st;
-
-	if (geteuid() != 0)
-		return 0;
-	if (stat(gpu_dir, &st) < 0 || lchown(path, st.st_uid, st.st_gid) < 0)
-		return -1;
-	return 0;
-}
-
-int
-recovery_journal_save(const char *gpu_dir, const char *path,
-    const json_t *j)
+recovery_journal_save(int dirfd, const char *name, const json_t *j)
 {
 	struct atomic_result res;
 	char *text = json_dumps(j, JSON_COMPACT);
+	struct stat st;
 	int rc;
 
 	if (text == NULL) {
 		errno = ENOMEM;
 		return -1;
 	}
-	rc = atomic_write(path, text, strlen(text), 0644, &res);
+	rc = atomic_write_at(dirfd, name, text, strlen(text), 0644, &res);
 	free(text);
-	return rc < 0 ? -1 : recovery_own(gpu_dir, path);
+	if (rc < 0 || geteuid() != 0)
+		return rc;
+	/* Root's file is the directory owner's (SPEC.md 4.1); a link put
+	 * there meanwhile is changed, not followed. */
+	if (fstat(dirfd, &st) < 0 || fchownat(dirfd, name, st.st_uid,
+	    st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return -1;
+	return 0;
 }
 
 /* The steps array's entry for step, or NULL. */
@@ -282,11 +347,11 @@ recovery_resume_point(json_t *j)
 	return s;
 }
 
-/* The journal at path; one that cannot be read (a FIFO, a directory,
- * EACCES) as {"file":PATH,"error":"PATH: why"} and *bad. NULL when there
- * is none to show. */
+/* The journal name in dirfd (PATH for messages); one that cannot be
+ * read (a FIFO, a link, EACCES) as {"file":PATH,"error":"PATH: why"}
+ * and *bad. NULL when there is none to show. */
 static json_t *
-journal_read(const char *path, bool *bad)
+journal_read(int dirfd, const char *name, const char *path, bool *bad)
 {
 	char why[PATH_MAX + 64];
 	size_t n;
@@ -294,7 +359,7 @@ journal_read(const char *path, bool *bad)
 	json_t *j;
 
 	/* Never blocks: a FIFO would hang --status (SPEC 6.3). */
-	if ((text = io_slurp(path, JOURNAL_MAX, &n)) == NULL) {
+	if ((text = io_slurp_at(dirfd, name, JOURNAL_MAX, &n)) == NULL) {
 		if (errno == ENOENT)
 			return NULL;
 		(void)snprintf(why, sizeof(why), "%s: %s", path,
@@ -309,7 +374,7 @@ journal_read(const char *path, bool *bad)
 
 /* Loads one journal file of the directory and hands it to fn. */
 static void
-journal_file(const char *dir, const char *name,
+journal_file(int dirfd, const char *dir, const char *name,
     void (*fn)(json_t *, void *), void *arg)
 {
 	size_t len = strlen(name);
@@ -319,7 +384,7 @@ journal_file(const char *dir, const char *name,
 
 	if (len <= 5 || strcmp(name + len - 5, ".json") != 0 ||
 	    io_pathf(path, sizeof(path), "%s/%s", dir, name) < 0 ||
-	    (j = journal_read(path, &bad)) == NULL)
+	    (j = journal_read(dirfd, name, path, &bad)) == NULL)
 		return;
 	last = len > 10 && strcmp(name + len - 10, ".last.json") == 0;
 	if (json_object_set_new(j, "state", json_string(bad ? "unreadable" :
@@ -344,22 +409,29 @@ journal_of(const char *name, const char *card)
 
 int
 recovery_journals(const char *gpu_dir, const char *card,
-    void (*fn)(json_t *, void *), void *arg)
+    void (*fn)(json_t *, void *), void *arg, char *why, size_t whylen)
 {
 	struct dirent **names = NULL;
 	char dir[PATH_MAX];
-	int i, n;
+	int i, n, fd;
 
 	if (io_pathf(dir, sizeof(dir), "%s/recovery", gpu_dir) < 0)
 		return -1;
-	if ((n = scandir(dir, &names, NULL, alphasort)) < 0)
+	if ((fd = recovery_dir_open(gpu_dir, false, why, whylen)) < 0)
 		return errno == ENOENT ? 0 : -1;
+	if ((n = scandirat(fd, ".", &names, NULL, alphasort)) < 0) {
+		i = errno;
+		close(fd);
+		errno = i;
+		return -1;
+	}
 	for (i = 0; i < n; i++) {
 		if (journal_of(names[i]->d_name, card))
-			journal_file(dir, names[i]->d_name, fn, arg);
+			journal_file(fd, dir, names[i]->d_name, fn, arg);
 		free(names[i]);
 	}
 	free(names);
+	close(fd);
 	return 0;
 }
 

@@ -59,18 +59,26 @@ json_t *recovery_journal_new(const char *card, const struct vf_list *vfs,
     const struct vf_list *wedged);
 
 /*
- * Loads path: 1 with *out a new reference, 0 when there is none, -1 with
- * errno (EINVAL: not a journal of card, with the reason in why).
+ * Opens DATA_DIR/gpu/recovery (made 0755 first with create) without
+ * following a link, and checks it (SPEC 7.2): a real directory, owned by
+ * root or by GPU_DIR's owner (root gives it to that owner), writable by
+ * its owner alone. The descriptor, or -1 with errno (ENOENT: none, and
+ * not create) and, for a refusal, the reason naming it in why ("" else).
  */
-int recovery_journal_load(const char *path, const char *card, json_t **out,
-    char *why, size_t whylen);
+int recovery_dir_open(const char *gpu_dir, bool create, char *why,
+    size_t whylen);
 
-/* Writes j atomically (mode 0644; given to GPU_DIR's owner by root). */
-int recovery_journal_save(const char *gpu_dir, const char *path,
-    const json_t *j);
+/*
+ * Loads the journal name in the recovery directory dirfd: 1 with *out a
+ * new reference, 0 when there is none, -1 with errno (EINVAL: not a
+ * journal of card, with the reason in why).
+ */
+int recovery_journal_load(int dirfd, const char *name, const char *card,
+    json_t **out, char *why, size_t whylen);
 
-/* Root gives path to the owner of GPU_DIR (SPEC.md 4.1). 0 or -1. */
-int recovery_own(const char *gpu_dir, const char *path);
+/* Writes j atomically as name in dirfd (mode 0644; given to the
+ * directory's owner by root). 0 or -1/errno. */
+int recovery_journal_save(int dirfd, const char *name, const json_t *j);
 
 /* Sets step's status (now as "at"), replacing an earlier entry. 0/-1. */
 int recovery_journal_set(json_t *j, enum recovery_step step,
@@ -105,10 +113,12 @@ json_t *recovery_plan_fields(enum recovery_step step, const struct conf *c,
  * by name, with "state" set to "in_progress" or "last" (borrowed for the
  * call); CARD non-NULL: that card's files only, chosen by their name so
  * that an unreadable one is shown too. A file that does not load is
- * skipped. 0 (none, or no directory) or -1/errno.
+ * skipped. 0 (none, or no directory) or -1/errno (a refused directory:
+ * recovery_dir_open()'s reason in why).
  */
 int recovery_journals(const char *gpu_dir, const char *card,
-    void (*fn)(json_t *journal, void *arg), void *arg);
+    void (*fn)(json_t *journal, void *arg), void *arg, char *why,
+    size_t whylen);
 
 /* The journal's "vfs" or "wedged" list into l (appended). 0 or -1. */
 int recovery_journal_list(const json_t *j, const char *key,

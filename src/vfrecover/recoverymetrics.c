@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -118,6 +119,7 @@ static int
 write_locked(const char *gpu_dir, const char *path)
 {
 	struct found f = { .last = json_array(), .unfinished = json_array() };
+	char why[PATH_MAX + 256];
 	struct prom p;
 	const char *text;
 	size_t len;
@@ -127,7 +129,8 @@ write_locked(const char *gpu_dir, const char *path)
 		errno = ENOMEM;
 		goto out;
 	}
-	if (recovery_journals(gpu_dir, NULL, add_journal, &f) < 0)
+	if (recovery_journals(gpu_dir, NULL, add_journal, &f, why,
+	    sizeof(why)) < 0)
 		goto out;
 	make_text(&p, &f);
 	if (f.nomem || (text = prom_finish(&p, &len)) == NULL)
@@ -144,15 +147,18 @@ out:
 int
 recovery_metrics_write(const char *gpu_dir, const char *path)
 {
-	char lockpath[PATH_MAX];
-	int fd, rc, e;
+	char why[PATH_MAX + 256];
+	int dirfd, fd, rc, e;
 
-	if (io_pathf(lockpath, sizeof(lockpath), "%s/recovery/metrics.lock",
-	    gpu_dir) < 0)
+	if ((dirfd = recovery_dir_open(gpu_dir, true, why, sizeof(why))) < 0)
 		return -1;
-	if ((fd = lock_acquire(lockpath, true, LOCK_WAIT_S)) < 0)
+	fd = lock_acquire_at(dirfd, "metrics.lock", true, LOCK_WAIT_S);
+	e = errno;
+	close(dirfd);
+	if (fd < 0) {
+		errno = e;
 		return -1;
-	(void)recovery_own(gpu_dir, lockpath);
+	}
 	rc = write_locked(gpu_dir, path);
 	e = errno;
 	lock_release(fd);

@@ -87,8 +87,8 @@ rstep_finish(struct recovery_run *r, enum recovery_step step, bool audited)
 		json_object_update(line, r->fields);
 	rstep_emit(r, line);
 	if (!r->cf->dry_run && r->j != NULL && (recovery_journal_set(r->j,
-	    step, r->status_word) < 0 || recovery_journal_save(r->s.dir,
-	    r->jpath, r->j) < 0))
+	    step, r->status_word) < 0 || recovery_journal_save(r->rdir_fd,
+	    r->jname, r->j) < 0))
 		rc = journal_failed(r);
 	else if (!r->cf->dry_run && r->j != NULL)
 		rstep_metrics(r);
@@ -105,7 +105,7 @@ int
 rstep_start(struct recovery_run *r, enum recovery_step step)
 {
 	if (recovery_journal_set(r->j, step, "started") < 0 ||
-	    recovery_journal_save(r->s.dir, r->jpath, r->j) < 0)
+	    recovery_journal_save(r->rdir_fd, r->jname, r->j) < 0)
 		return journal_failed(r);
 	rstep_metrics(r);
 	return 0;
@@ -201,7 +201,8 @@ rstep_load(struct recovery_run *r, bool exclusive, struct health *h,
 			return rstep_fail(r, EX_UNAVAILABLE,
 			    RECOVERRUN_EV_UNAVAILABLE, r->s.why);
 		return rstep_fail(r, errno == EWOULDBLOCK ? EX_TEMPFAIL :
-		    EX_IOERR, RECOVERRUN_EV_LOCK, strerror(errno));
+		    errno == EACCES || errno == EPERM ? EX_NOPERM : EX_IOERR,
+		    RECOVERRUN_EV_LOCK, r->s.why);
 	}
 	if (health_load(&r->s, h, r->conf->threshold) == 0) {
 		if (c == NULL || claims_load(&r->s, c) == 0)

@@ -31,11 +31,15 @@ struct recovery_run {
 	const char *card;
 	bool resumed;
 	struct store s;
-	char rdir[PATH_MAX], jpath[PATH_MAX], lastpath[PATH_MAX];
-	char lockpath[PATH_MAX];
+	char rdir[PATH_MAX], jpath[PATH_MAX];	/* for messages */
+	int rdir_fd;			/* recovery/, checked (SPEC 7.2):
+					   every file is reached through it */
+	char jname[NAME_MAX + 1];	/* PF.json */
+	char lastname[NAME_MAX + 1];	/* PF.last.json */
+	char lockname[NAME_MAX + 1];	/* PF.lock */
 	int lock_fd;
-	char hostpath[PATH_MAX];	/* host.lock: quiesce to restore */
-	int host_fd;			/* held from quiesce to restore */
+	int host_fd;			/* host.lock, held from quiesce to
+					   restore */
 	json_t *j;			/* the journal */
 	struct vf_list vfs, wedged;
 	const char *status_word;	/* the running step's status */

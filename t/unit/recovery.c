@@ -76,26 +76,47 @@ test_resume(void)
 static void
 test_save_load(void)
 {
-	char path[PATH_MAX * 2], why[256];
+	char gpu[PATH_MAX + 8], path[PATH_MAX * 2], name[64];
+	char why[PATH_MAX + 256];
 	json_t *j = journal_upto(STEP_QUIESCE, "started"), *back = NULL;
 	FILE *f;
+	int fd;
 
-	snprintf(path, sizeof(path), "%s/gpu/recovery/%s.json", root, PF);
-	ok(recovery_journal_load(path, PF, &back, why, sizeof(why)) == 0 &&
+	snprintf(gpu, sizeof(gpu), "%s/gpu", root);
+	snprintf(name, sizeof(name), "%s.json", PF);
+	snprintf(path, sizeof(path), "%s/recovery/%s", gpu, name);
+	ok(mkdir(gpu, 0755) == 0, "the gpu dir");
+	ok(recovery_dir_open(gpu, false, why, sizeof(why)) == -1 &&
+	    errno == ENOENT, "no recovery dir, none made: ENOENT");
+	fd = recovery_dir_open(gpu, true, why, sizeof(why));
+	ok(fd >= 0, "recovery dir made and opened");
+	ok(recovery_journal_load(fd, name, PF, &back, why, sizeof(why)) == 0 &&
 	    back == NULL, "no journal: 0");
-	ok(recovery_journal_save(root, path, j) == 0, "save (creates dir)");
-	ok(recovery_journal_load(path, PF, &back, why, sizeof(why)) == 1 &&
+	ok(recovery_journal_save(fd, name, j) == 0, "save");
+	ok(recovery_journal_load(fd, name, PF, &back, why, sizeof(why)) == 1 &&
 	    json_equal(j, back), "load gives back what was saved");
 	json_decref(back);
-	ok(recovery_journal_load(path, "0000:e4:00.0", &back, why,
+	ok(recovery_journal_load(fd, name, "0000:e4:00.0", &back, why,
 	    sizeof(why)) == -1 && errno == EINVAL, "another card's: EINVAL");
 	f = fopen(path, "w");
 	fputs("{\"version\":1,\"card\":\"" PF "\",\"vfs\":[\"x\"],"
 	    "\"wedged\":[],\"steps\":[]}", f);
 	fclose(f);
-	ok(recovery_journal_load(path, PF, &back, why, sizeof(why)) == -1 &&
+	ok(recovery_journal_load(fd, name, PF, &back, why, sizeof(why)) == -1 &&
 	    strstr(why, "vfs") != NULL, "a bad VF address is refused: %s",
 	    why);
+	close(fd);
+	/* A link in place of recovery/ is refused, naming it. */
+	setenv("G", gpu, 1);
+	sh("mv \"$G/recovery\" \"$G/real\" && ln -s real \"$G/recovery\"");
+	ok(recovery_dir_open(gpu, true, why, sizeof(why)) == -1 &&
+	    errno == ENOTDIR && strstr(why, "/gpu/recovery is not a real "
+	    "directory") != NULL, "a link is refused: %s", why);
+	sh("rm \"$G/recovery\" && mv \"$G/real\" \"$G/recovery\" && "
+	    "chmod 777 \"$G/recovery\"");
+	ok(recovery_dir_open(gpu, true, why, sizeof(why)) == -1 &&
+	    errno == EPERM && strstr(why, "mode 777") != NULL,
+	    "a directory others may write is refused: %s", why);
 	json_decref(j);
 }
 
