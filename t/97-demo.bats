@@ -48,6 +48,76 @@ wedged_vf() {
 	assert_output '[1,2]'
 }
 
+# step N: the demo's output of step N (its heading to the next one's).
+step() {
+	awk -v n="== $1. " 'index($0, n) == 1 { on = 1; next }
+	    /^== / { on = 0 } on' "$DEMO_OUT"
+}
+
+# step_json N FILTER: step N's one-line JSON outputs through FILTER.
+step_json() {
+	step "$1" | jq -R -c "fromjson? // empty | objects | $2"
+}
+
+@test "step 1 shows the store created and 16 free slots" {
+	run -0 step_json 1 'select(has("created")) | .created'
+	assert_output true
+	run -0 step_json 1 'select(.total_slots) | [.total_slots, .allocatable_slots, .quarantined_slots, (.profiles | map(.available))]'
+	assert_output '[16,16,0,[16,16]]'
+}
+
+@test "step 2 shows only the kernel's failure events, and the warn line it means, chosen by message" {
+	local vf
+	vf=$(wedged_vf)
+	# kmsg-watch's events: the kernel's line each time, never the record
+	# forged from user space.
+	run -0 step_json 2 'select(.seq) | .message'
+	[ "${#lines[@]}" -ge 1 ]
+	for l in "${lines[@]}"; do
+		assert_equal "$l" '"NVRM: GPU 0000:00:03.0: RmInitAdapter failed! (0x22:0x65:884)"'
+	done
+	# The log line shown under "Below the threshold": vfstore apply's,
+	# with the fields it claims; no other log line is shown in step 2.
+	run -0 step_json 2 'select(.level)'
+	assert_output "{\"level\":\"warn\",\"msg\":\"recorded vGPU VF init failure below quarantine threshold\",\"vf\":\"$vf\",\"instance_id\":\"vm-1\",\"failures\":1,\"threshold\":2}"
+	run -0 grep -A 1 -F 'Below the threshold: the VF stays in rotation (warn log):' "$DEMO_OUT"
+	assert_line --index 1 --partial '"msg":"recorded vGPU VF init failure below quarantine threshold"'
+}
+
+@test "step 3 shows the quarantine's error line and the record with both assignments" {
+	local vf
+	vf=$(wedged_vf)
+	run -0 step_json 3 'select(.level)'
+	assert_output "{\"level\":\"error\",\"msg\":\"quarantined wedged vGPU VF\",\"vf\":\"$vf\",\"instance_id\":\"vm-2\",\"failures\":2,\"threshold\":2}"
+	# vfstore show --vf, printed by jq . over several lines.
+	run -0 jq -c '[.vf_address, .quarantined, [.failures[].instance_id],
+	    (.why | startswith("2 failed assignments (instances vm-1, vm-2)"))]' \
+	    <<<"$(show_lines)"
+	assert_output "[\"$vf\",true,[\"vm-1\",\"vm-2\"],true]"
+}
+
+# show_lines: step 3's vfstore show --vf output (jq . over several lines).
+show_lines() {
+	awk '/^\$ vfstore show --vf / { on = 1; next }
+	    on && /^(\$ |   [^ ])/ { exit } on' "$DEMO_OUT"
+}
+
+@test "step 7 shows the stand-in DCGM commands, the audit trail and the capacity back" {
+	run -0 step 7
+	assert_line 'would run: systemctl stop nvidia-dcgm-exporter nvidia-dcgm nvidia-persistenced'
+	assert_line 'would run: systemctl start nvidia-persistenced nvidia-dcgm nvidia-dcgm-exporter'
+	run -0 step_json 7 'select(.command and .user) | .command'
+	assert_equal "$(tr -d '"' <<<"$output" | xargs)" \
+	    "release apply release preflight drain idle quiesce disable enable restore verify clear"
+	run -0 step_json 7 'select(.total_slots and (.profiles | not)) | [.total_slots, .used_slots, .allocatable_slots, .quarantined_slots]'
+	assert_output '[16,1,15,0]'
+}
+
+@test "step 9 shows the sentinel skipping vm-5 once its VMM is gone" {
+	run -0 step_json 9 'select(.level)'
+	assert_output '{"level":"warn","msg":"skipping target: VMM not alive","instance_id":"vm-5","vmm":"gone"}'
+}
+
 @test "the second failed boot, another assignment, quarantines the same VF" {
 	local vf
 	vf=$(wedged_vf)
@@ -108,7 +178,7 @@ wedged_vf() {
 # its command line, up to the next command or text).
 cycle_lines() {
 	awk '/^\$ vfrecover .* --wait / { on = 1; next }
-	    on && /^(\$ |   )/ { exit } on' "$DEMO_OUT"
+	    on && /^(\$ |   [^ ])/ { exit } on' "$DEMO_OUT"
 }
 
 @test "step 7's vfrecover cycles the wedged VF's card: every step done or skipped, recovered" {

@@ -305,6 +305,23 @@ libvirt_claimed() {
 	cmd "cat $D/lv/calls"
 }
 
+# log_line MSG INSTANCE: shows the sentinel log's first line with that
+# message for that instance (chosen by message, not by level: the
+# poller's own warn lines share the log), its fields compactly; fails
+# when there is none within 5 s.
+log_line() {
+	local l i
+	for ((i = 0; i < 50; i++)); do
+		l=$(jq -R -c --arg m "$1" --arg id "$2" 'fromjson? // empty |
+		    select(.msg == $m and .instance_id == $id) |
+		    {level, msg, vf, instance_id, failures, threshold}' \
+		    "$D/logs/sentinel.log" | head -n 1)
+		[ -n "$l" ] && { echo "$l"; return 0; }
+		sleep 0.1
+	done
+	return 1
+}
+
 # libvirt_step: step 10, where a real libvirtd can run; else says why not.
 libvirt_step() {
 	local why q t1
@@ -362,8 +379,8 @@ main() {
 	jq -c '{check, vf_address, instance_id, outcome, failures, threshold}' <<<"$line"
 	[ "$(jq -r .failures <<<"$line")" = 1 ] || fail "first failure not 1"
 	say "Below the threshold: the VF stays in rotation (warn log):"
-	jq -c 'select(.level == "warn" and .vf == "'"$WEDGED"'") | {level, msg, vf, failures, threshold}' \
-	    "$D/logs/sentinel.log" | head -n 1
+	log_line "recorded vGPU VF init failure below quarantine threshold" vm-1 ||
+	    fail "no below-threshold warn line for vm-1"
 	say "The tenant gives up and deletes vm-1:"
 	stop_vm vm-1
 
@@ -378,8 +395,8 @@ main() {
 	line=$(wait_apply ".instance_id == \"vm-2\" and .outcome == \"quarantined\"") ||
 	    fail "$WEDGED was not quarantined"
 	jq -c '{check, vf_address, instance_id, outcome, failures, threshold, nvrm}' <<<"$line"
-	jq -c 'select(.level == "error" and .vf == "'"$WEDGED"'") | {level, msg, vf, instance_id, failures}' \
-	    "$D/logs/sentinel.log" | head -n 1
+	log_line "quarantined wedged vGPU VF" vm-2 ||
+	    fail "no quarantine error line for vm-2"
 	cmd "vfstore show --vf $WEDGED | jq ." || fail "vfstore show"
 	say "What the sentinel asks, by hand through vm-2's hybrid vsock:"
 	cmd "printf 'CONNECT 2222\\n{\"method\":\"GetGPUInitStatus\"}\\n' | socat -t 2 - UNIX-CONNECT:$D/vm-2/vmm.vsock" ||
@@ -417,7 +434,7 @@ main() {
 		done
 	fi
 
-	step "7. Recovery: vfrecover cycles card $WEDGED_CARD (the runbook of share/doc/operations.md)"
+	step "7. Recovery: vfrecover cycles card $WEDGED_CARD (the runbook of share/doc/recovery.md)"
 	say "First the plan: what it would run, drain, and what is busy now:"
 	cmd "vfrecover --proc-root $D --card $WEDGED_CARD --dry-run | jq -c 'del(.card)'" ||
 	    fail "vfrecover --dry-run"
