@@ -21,6 +21,13 @@ setup() {
 	R=$(mktemp -d /tmp/vfs-priv.XXXXXX)
 	chmod 755 "$R"
 	runit_setup "$R/runit"
+	# The programs too (SPEC 7.4): a clone under a directory only root
+	# may enter (root's home, mktemp -d) keeps its bin/ from the user the
+	# services drop to (chpst -u nobody: exit 111, nothing starts).
+	cp -R "$VFS_BIN" "$R/bin"
+	chmod -R a+rX "$R/bin"
+	VFS_BIN=$R/bin
+	PATH=$VFS_BIN:$PATH
 }
 
 teardown() {
