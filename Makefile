@@ -61,7 +61,11 @@ HARDEN_LD = -pie -Wl,-z,relro,-z,now
 FORTIFY = $(if $(findstring _FORTIFY_SOURCE,$(CPPFLAGS)),,-D_FORTIFY_SOURCE=3)
 endif
 
-ALL_CPPFLAGS = -D_GNU_SOURCE $(FORTIFY) -Isrc/lib $(CPPFLAGS)
+# VERSION=X.Y.Z: what --version and vfsentinel_build_info say instead of
+# src/lib/log.h's (debian/rules passes the package's upstream version).
+VERSION ?=
+VERSION_DEF = $(if $(VERSION),-DVFS_VERSION='"$(VERSION)"')
+ALL_CPPFLAGS = -D_GNU_SOURCE $(FORTIFY) $(VERSION_DEF) -Isrc/lib $(CPPFLAGS)
 ALL_CFLAGS = -std=c11 $(WARN) $(HARDEN) $(DEPS_CFLAGS) $(CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(HARDEN_LD) $(LDFLAGS)
 
@@ -246,6 +250,7 @@ deb:
 # (build-deb-upgrade/); the container's rootfs is built once, into
 # build-tools/ (a test skips, saying so, where it cannot be built).
 check-deb: deb
+	@sh tools/deps.sh check-deb
 	@VFS_DEB_VERSION=$$(dpkg-parsechangelog -SVersion)+upgrade \
 	    VFS_DEB_LINTIAN=no sh tools/deb.sh build-deb-upgrade >/dev/null
 	@sh t/deb/systemd-rootfs.sh build-tools || \
@@ -366,6 +371,11 @@ TORTURE_SECONDS ?= 60
 # up in 5 s, a service back in 2 s) do not hold at valgrind's speed.
 # Name files, not globs: lint-tests fails on a word that matches nothing.
 VALGRIND_BATS ?= t/60-sentinel-poll-pipeline.bats t/85-fuzz-regress.bats
+
+# fuzz-domain reads libvirt-hook's domain XML: that program's libxml2,
+# and its header (which includes src/common's cli.h).
+$(BUILD)/fuzz/fuzz-domain: ALL_CFLAGS += $(XML_CFLAGS) -Isrc/common
+$(BUILD)/fuzz/fuzz-domain: TEST_LIBS += $(XML_LIBS)
 
 $(BUILD)/fuzz/%: t/fuzz/%.c t/fuzz/fuzz.h $(FUZZ_MAIN) $(PARTS) $(LIB)
 	@mkdir -p $(@D)

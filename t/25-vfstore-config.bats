@@ -23,7 +23,7 @@ setup() {
 	run -0 --separate-stderr vfstore config
 	assert_equal "${#lines[@]}" 1
 	assert_equal "$stderr" ""
-	assert_output '{"data_dir":"/var/lib/vfsentinel","sysfs_root":"/","gpu.vf_quarantine_threshold":2,"sentinel.interval":5,"sentinel.timeout":5,"sentinel.concurrency":64,"guest.vsock_port":2222,"metrics.textfile_dir":"/var/lib/prometheus/node-exporter","sentinel.framework_recheck":60,"sentinel.console_kernel_lines":"auto","reconcile.grace":120,"recovery.systemic_window":3600,"recovery.systemic_fraction":0.5,"recovery.quiesce_command":"","recovery.restore_command":"","recovery.sriov_manage":"/usr/lib/nvidia/sriov-manage","recovery.verify_command":"","recovery.step_timeout":120,"recovery.settle_timeout":60,"libvirt.qemu_state_dir":"/var/lib/libvirt/qemu","libvirt.deconfigure":true,"libvirt.lock_timeout":10}'
+	assert_output '{"data_dir":"/var/lib/vfsentinel","sysfs_root":"/","gpu.vf_quarantine_threshold":2,"sentinel.interval":5,"sentinel.timeout":5,"sentinel.concurrency":64,"guest.vsock_port":2222,"metrics.textfile_dir":"/var/lib/vfsentinel/metrics","sentinel.framework_recheck":60,"sentinel.console_kernel_lines":"auto","reconcile.grace":120,"recovery.systemic_window":3600,"recovery.systemic_fraction":0.5,"recovery.quiesce_command":"","recovery.restore_command":"","recovery.sriov_manage":"/usr/lib/nvidia/sriov-manage","recovery.verify_command":"","recovery.step_timeout":120,"recovery.settle_timeout":60,"libvirt.qemu_state_dir":"/var/lib/libvirt/qemu","libvirt.deconfigure":true,"libvirt.lock_timeout":10}'
 	run -0 jq -r 'keys_unsorted | join(" ")' <<<"$output"
 	assert_equal "$output" "$(echo $KEYS)"
 }

@@ -10,7 +10,7 @@ PROGS="kmsg-watch gpu-probe vsock-answer sentinel-poll vfstore vfpick resources-
 # Keys and defaults of SPEC.md 2.4 and 4.6 (an empty default: no value).
 KEYS="data_dir=/var/lib/vfsentinel sysfs_root=/ gpu.vf_quarantine_threshold=2
 sentinel.interval=5 sentinel.timeout=5 sentinel.concurrency=64
-guest.vsock_port=2222 metrics.textfile_dir=/var/lib/prometheus/node-exporter
+guest.vsock_port=2222 metrics.textfile_dir=/var/lib/vfsentinel/metrics
 sentinel.framework_recheck=60 sentinel.console_kernel_lines=auto
 reconcile.grace=120
 recovery.systemic_window=3600 recovery.systemic_fraction=0.5

@@ -1,21 +1,39 @@
 #!/bin/sh
-# deps.sh [deb] - install what building and testing vfsentinel needs
-# (Debian); with "deb" also what building and checking its packages
-# needs (make deb, make check-deb).
+# deps.sh [deb|check-deb] - install what vfsentinel needs (Debian):
+#   (none)     building and testing it (make check, make demo)
+#   deb        building its packages only (make deb): the compiler, the
+#              libraries, debhelper, dh-runit, lintian; no test tool, no
+#              promtool, no guest kernel
+#   check-deb  both, and what checking the packages needs (make
+#              check-deb)
 # As root it runs apt-get for the missing packages; otherwise it prints the
-# exact command. Also fetches promtool and node_exporter (for validating the
-# Prometheus output and alert rules) by extracting Debian's packages into
-# build-tools/ (kept by make clean), without installing their services.
+# exact command. For the tests it also fetches promtool and node_exporter
+# (for validating the Prometheus output and alert rules) and Debian's guest
+# kernel by extracting Debian's packages into build-tools/ (kept by make
+# clean), without installing their services.
 set -eu
 
+mode=${1:-}
 BUILD_PKGS="gcc make pkg-config libjansson-dev libpci-dev libxml2-dev"
 TEST_PKGS="jq bats bats-support bats-assert bats-file socat runit mandoc strace pciutils procps psmisc python3 python3-prometheus-client clang libclang-rt-14-dev valgrind util-linux e2fsprogs qemu-system-x86 busybox-static shellcheck groff-base libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients"
 
+# What dpkg-buildpackage and lintian need (debian/control's
+# Build-Depends among them).
+DEB_PKGS="build-essential dpkg-dev debhelper dh-runit lintian fakeroot pkgconf"
 # debootstrap, systemd-container and zstd: t/deb/systemd.bats boots a
 # Debian system with systemd as PID 1 (systemd-nspawn) from a rootfs
-# cached in build-tools/ (t/deb/systemd-rootfs.sh).
-DEB_PKGS="build-essential dpkg-dev debhelper dh-runit lintian fakeroot adduser pkgconf debootstrap systemd-container zstd"
-[ "${1:-}" = deb ] && TEST_PKGS="$TEST_PKGS $DEB_PKGS"
+# cached in build-tools/ (t/deb/systemd-rootfs.sh). moreutils: sponge,
+# as node_exporter's collectors write their textfiles (t/deb).
+CHECK_DEB_PKGS="adduser debootstrap systemd-container zstd moreutils"
+case $mode in
+"") ;;
+deb) TEST_PKGS="$DEB_PKGS" ;;
+check-deb) TEST_PKGS="$TEST_PKGS $DEB_PKGS $CHECK_DEB_PKGS" ;;
+*)
+	echo "usage: deps.sh [deb|check-deb]" >&2
+	exit 64
+	;;
+esac
 
 missing=""
 for p in $BUILD_PKGS $TEST_PKGS; do
@@ -44,6 +62,9 @@ if [ -n "$missing" ]; then
 		exit 1
 	fi
 fi
+
+# make deb builds the packages: nothing below is needed.
+[ "$mode" = deb ] && exit 0
 
 # libvirtd refuses to start without a libvirt-qemu user and group, which
 # only libvirt-daemon-system (not installed: it brings a default network)

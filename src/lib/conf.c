@@ -98,7 +98,7 @@ conf_defaults(struct conf *c)
 	c->timeout = 5;
 	c->concurrency = 64;
 	c->vsock_port = 2222;
-	strcpy(c->textfile_dir, "/var/lib/prometheus/node-exporter");
+	strcpy(c->textfile_dir, "/var/lib/vfsentinel/metrics");
 	c->framework_recheck = 60;
 	strcpy(c->console_kernel_lines, "auto");
 	c->reconcile_grace = 120;

@@ -12,7 +12,10 @@
 #include <stdnoreturn.h>
 #include <sysexits.h>
 
+/* make VERSION=X.Y.Z (debian/rules: the package's upstream version). */
+#ifndef VFS_VERSION
 #define VFS_VERSION "0.1.0"
+#endif
 
 /* Exit codes (sysexits.h names, listed here as the contract). */
 enum {

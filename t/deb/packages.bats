@@ -221,6 +221,149 @@ host_conf() {
 
 # Lifecycle under runit as an operator without runit as PID 1 runs it: a
 # runsvdir over links to the installed /etc/sv/NAME (supervise in
+@test "a configuration error takes a runit service down with one error line; no restart" {
+	local s
+	host_conf
+	printf 'sentinel.interval = 1\nno.such_key = 1\n' >"$T/bad.conf"
+	RUNIT_SRC=/etc/sv runit_copy vfsentinel-resources vfsentinel-answer
+	for s in vfsentinel-resources vfsentinel-answer; do
+		runit_env "$s" VFSENTINEL_CONF "$T/bad.conf"
+		runit_env "$s" PATH /usr/bin:/bin:/usr/sbin:/sbin
+	done
+	mkdir -p "$T/run"
+	runit_env vfsentinel-answer VFSENTINEL_EVENTS "$T/run/events"
+	runit_env vfsentinel-answer VFSENTINEL_LISTEN "unix:$T/answer.sock"
+	runit_env vfsentinel-answer VFSENTINEL_STATE_FILE "$T/run/state.json"
+	runit_start
+	for s in vfsentinel-resources vfsentinel-answer; do
+		wait_long grep -q -F "$T/bad.conf" "/var/log/runit/$s/current"
+		runit_wait_stat "$s" down 100
+	done
+	# Three seconds later: still down, still one line naming the file,
+	# its line and the key (runsv would have restarted it three times).
+	sleep 3
+	for s in vfsentinel-resources vfsentinel-answer; do
+		assert_equal "$(runit_stat "$s")" down
+		run -0 grep -c -F "$T/bad.conf" "/var/log/runit/$s/current"
+		assert_output 1
+		run -0 grep -F "$T/bad.conf" "/var/log/runit/$s/current"
+		assert_output --partial "$T/bad.conf:2: unknown key: no.such_key"
+	done
+	# Fixed and sv up: it runs again.
+	cp "$T/host.conf" "$T/bad.conf"
+	run -0 sv up "$RUNIT_SV/vfsentinel-resources"
+	runit_wait_stat vfsentinel-resources run 100
+}
+
+@test "make deb installs only what building the packages needs (tools/deps.sh deb)" {
+	# Stand-ins: nothing is installed; apt-get records what it is asked.
+	mkdir -p "$T/stub" "$T/work"
+	printf '#!/bin/sh\nexit 1\n' >"$T/stub/dpkg-query"
+	printf '#!/bin/sh\necho "$*" >>"%s/apt.log"\n' "$T" >"$T/stub/apt-get"
+	chmod +x "$T/stub/dpkg-query" "$T/stub/apt-get"
+	cd "$T/work"
+	run -0 env PATH="$T/stub:$PATH" sh "$BATS_TEST_DIRNAME/../../tools/deps.sh" deb
+	run -0 grep ' install ' "$T/apt.log"
+	assert_output --partial ' debhelper '
+	assert_output --partial ' dh-runit '
+	assert_output --partial ' libjansson-dev '
+	local p
+	for p in bats qemu-system-x86 valgrind libvirt-daemon debootstrap; do
+		refute_output --partial " $p "
+	done
+	# No promtool, node_exporter or guest kernel download.
+	run grep -c download "$T/apt.log"
+	assert_output 0
+	[ ! -e build-tools/promtool ]
+}
+
+@test "apt brings no second supervisor: nothing the packages depend on or recommend pulls runit-run" {
+	need_tool apt-cache
+	local d names
+	debs
+	for d in "${DEBS[@]}"; do
+		names="$names $(dpkg-deb -f "$d" Pre-Depends Depends Recommends |
+		    sed 's/^[A-Za-z-]*: //; s/([^)]*)//g; s/[,|]/ /g')"
+	done
+	# apt installs Recommends, and those of what they bring, by default.
+	run -0 apt-cache depends --recurse --no-suggests --no-conflicts \
+	    --no-breaks --no-replaces --no-enhances $names
+	refute_line --regexp '(^|: |[|])<?runit-run>?$'
+	refute_line --regexp '(^|: |[|])<?runit>?$'
+}
+
+@test "upgrade from 0.1.0's layout: its statoverride on node_exporter's directory goes, an operator's stays" {
+	local ne=/var/lib/prometheus/node-exporter other
+	# What 0.1.0's postinst left: node_exporter's directory writable by
+	# the vfsentinel group.
+	mkdir -p "$ne"
+	dpkg-statoverride --list "$ne" >/dev/null &&
+		dpkg-statoverride --remove "$ne"
+	dpkg-statoverride --add --update root vfsentinel 0775 "$ne"
+	run -0 env DEBIAN_FRONTEND=noninteractive dpkg -i "$VFS_DEB_DIR"/vfsentinel_*.deb
+	run dpkg-statoverride --list "$ne"
+	assert_failure
+	run -0 stat -c '%U:%G %a' "$ne"
+	assert_output "root:root 755"
+	# An operator's own override of another directory is left alone.
+	other=$(mktemp -d /var/tmp/vfs-other.XXXXXX)
+	dpkg-statoverride --add --update root vfsentinel 0770 "$other"
+	run -0 env DEBIAN_FRONTEND=noninteractive dpkg -i "$VFS_DEB_DIR"/vfsentinel_*.deb
+	run -0 dpkg-statoverride --list "$other"
+	dpkg-statoverride --remove "$other"
+	rmdir "$other"
+}
+
+@test "node_exporter's directory stays root's; root's links there lead to vfsentinel's own textfiles" {
+	local ne=/var/lib/prometheus/node-exporter p
+	run -0 stat -c '%U:%G %a' "$ne"
+	assert_output "root:root 755"
+	run dpkg-statoverride --list "$ne"
+	assert_failure
+	run -0 stat -c '%U:%G %a' /var/lib/vfsentinel/metrics
+	assert_output "vfsentinel:vfsentinel 755"
+	for p in poller reconcile resources sentinel recovery; do
+		run -0 stat -c '%U %F' "$ne/vfsentinel-$p.prom"
+		assert_output "root symbolic link"
+		run -0 readlink "$ne/vfsentinel-$p.prom"
+		assert_output "/var/lib/vfsentinel/metrics/vfsentinel-$p.prom"
+		run -0 stat -L -c '%U %F' "$ne/vfsentinel-$p.prom"
+		assert_output --regexp '^vfsentinel regular (empty )?file$'
+	done
+}
+
+# sponge_plant DIR: as vfsentinel, plants DIR/apt.prom -> $W/victim (a
+# root file), then root writes DIR/apt.prom with sponge as the
+# collectors' units do (prometheus-node-exporter-collectors).
+sponge_plant() {
+	echo 'root: keep' >"$W/victim"
+	setpriv --reuid=vfsentinel --regid=vfsentinel --clear-groups \
+	    ln -s "$W/victim" "$1/apt.prom" || true
+	echo 'apt_upgrades_pending 0' | sponge "$1/apt.prom"
+}
+
+@test "sponge into node_exporter's directory follows no link the vfsentinel user planted (0.1.0's layout did)" {
+	need_tool sponge
+	# A directory every user can reach (the test's own may not be).
+	W=$(mktemp -d /var/tmp/vfs-sponge.XXXXXX)
+	chmod 0755 "$W"
+	# 0.1.0's layout: root:vfsentinel 0775, no sticky bit.
+	mkdir -m 0775 "$W/old"
+	chgrp vfsentinel "$W/old"
+	sponge_plant "$W/old"
+	run -0 cat "$W/victim"
+	assert_output 'apt_upgrades_pending 0'
+	# The installed layout: the user cannot plant, the file is root's own.
+	local ne=/var/lib/prometheus/node-exporter
+	rm -f "$ne/apt.prom"
+	sponge_plant "$ne"
+	run -0 cat "$W/victim"
+	assert_output 'root: keep'
+	run -0 stat -c '%U %F' "$ne/apt.prom"
+	assert_output 'root regular file'
+	rm -rf "$ne/apt.prom" "$W"
+}
+
 # /run/runit/supervise/NAME), started once for the tests below, on the
 # host's own configuration (this machine has no NVIDIA function: the
 # sentinel waits, resources writes zeros).
@@ -252,9 +395,11 @@ deleted_exes() {
 	done
 }
 
-# textfiles: the services' textfiles in the host's textfile directory.
+# textfiles: the services' textfiles (and root's links to them) in the
+# host's textfile directory and in vfsentinel's own.
 textfiles() {
-	ls /var/lib/prometheus/node-exporter/vfsentinel-*.prom 2>/dev/null
+	ls /var/lib/prometheus/node-exporter/vfsentinel-*.prom \
+	    /var/lib/vfsentinel/metrics/vfsentinel-*.prom 2>/dev/null
 }
 
 @test "runit lifecycle: the installed services under a runsvdir (not PID 1) write their textfiles" {
@@ -267,10 +412,13 @@ textfiles() {
 	echo $! >"$BATS_FILE_TMPDIR/runsvdir.pid"
 	wait_long all_up || wait_long all_up
 	wait_long test -s /var/lib/prometheus/node-exporter/vfsentinel-resources.prom
-	# The package gave vfsentinel the directory: the services dropped.
+	# The services dropped to vfsentinel and write its own directory;
+	# node_exporter's stays root's.
 	run -0 stat -c '%U:%G %a' /var/lib/prometheus/node-exporter
-	assert_output "root:vfsentinel 775"
-	run -0 stat -c %U /var/lib/prometheus/node-exporter/vfsentinel-resources.prom
+	assert_output "root:root 755"
+	run -0 stat -L -c %U /var/lib/prometheus/node-exporter/vfsentinel-resources.prom
+	assert_output vfsentinel
+	run -0 stat -c %U /var/lib/vfsentinel/metrics/vfsentinel-resources.prom
 	assert_output vfsentinel
 }
 
@@ -297,13 +445,28 @@ textfiles() {
 	assert_output ""
 }
 
+	# The programs say the package's upstream version (SPEC 7.4).
+	local v
+	# shellcheck disable=SC2016 # a dpkg-query format, not shell
+	v=$(dpkg-query -W -f='${Version}' vfsentinel)
+	v=${v%-*}
+	run -0 /usr/bin/vfstore --version
+	assert_output "vfstore (vfsentinel) $v"
+	run -0 /usr/bin/vsock-answer --version
+	assert_output "vsock-answer (vfsentinel) $v"
+	wait_long grep -q -F "vfsentinel_build_info{version=\"$v\"} 1" \
+	    /var/lib/vfsentinel/metrics/vfsentinel-resources.prom
 @test "runit lifecycle: remove stops the services, deletes textfiles and run-time files, keeps the store" {
 	[ -s "$BATS_FILE_TMPDIR/runsvdir.pid" ] || skip "no runsvdir (test above)"
 	wait_long test -s /var/lib/prometheus/node-exporter/vfsentinel-sentinel.prom
 	[ -p /run/vfsentinel/events ]
 	# What a vfrecover run leaves (vfrecover(1): no service writes it).
 	echo 'vfsentinel_recovery_unfinished{card="0000:e3:00.0",step="idle"} 1' \
-	    >/var/lib/prometheus/node-exporter/vfsentinel-recovery.prom
+	    >/var/lib/vfsentinel/metrics/vfsentinel-recovery.prom
+	# An invalid configuration (as when an operator removes a package
+	# that crash-loops on it) removes them all the same.
+	echo 'no.such_key = 1' >>/etc/vfsentinel/vfsentinel.conf
+	run -78 vfstore -c /etc/vfsentinel/vfsentinel.conf config
 	run -0 dpkg -r vfsentinel vfsentinel-guest
 	run textfiles
 	assert_output ""

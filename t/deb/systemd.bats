@@ -71,11 +71,11 @@ setup_file() {
 		esac
 		sleep 0.1
 	done
-	# The host package first: it makes the vfsentinel user that
-	# vsock-answer drops to.
+	# The guest package first, as on a guest image: it makes the
+	# vfsentinel user that vsock-answer drops to by itself.
 	ct env DEBIAN_FRONTEND=noninteractive sh -c 'dpkg -i \
-	    /var/tmp/debs/vfsentinel_*.deb &&
-	    dpkg -i /var/tmp/debs/vfsentinel-guest_*.deb' \
+	    /var/tmp/debs/vfsentinel-guest_*.deb &&
+	    dpkg -i /var/tmp/debs/vfsentinel_*.deb' \
 	    >"$BATS_FILE_TMPDIR/install.log" 2>&1 ||
 		{ cat "$BATS_FILE_TMPDIR/install.log" >&3; return 1; }
 }
@@ -174,11 +174,11 @@ one_new_instance() {
 		assert_equal "$(prop "$u" Result)" success
 		assert_equal "$(prop "$u" ExecMainStatus)" 0
 	done
-	# The drop needed nothing but the package: node_exporter's stock
-	# textfile directory is group vfsentinel now, and nothing said it
-	# stayed root.
+	# The drop needed nothing but the packages (the guest's made the
+	# user vsock-answer drops to): node_exporter's stock textfile
+	# directory stays root's 0755, and nothing said it stayed root.
 	run -0 ct stat -c '%U:%G %a' "$PROM"
-	assert_output "root:vfsentinel 775"
+	assert_output "root:root 755"
 	run ct journalctl -q --no-pager -u 'vfsentinel-*'
 	refute_output --partial 'running as root'
 }
@@ -189,12 +189,95 @@ one_new_instance() {
 	ct_wait 30 ct test -s "$PROM/vfsentinel-resources.prom"
 	ct_wait 60 ct test -s "$PROM/vfsentinel-reconcile.prom"
 	for f in resources reconcile; do
-		run -0 ct stat -c %U "$PROM/vfsentinel-$f.prom"
+		run -0 ct stat -L -c %U "$PROM/vfsentinel-$f.prom"
 		[ "$f" = reconcile ] || assert_output vfsentinel
 		ct cat "$PROM/vfsentinel-$f.prom" >"$T/$f.prom"
 		run -0 "$VFS_TOOLS/promtool" check metrics <"$T/$f.prom"
 	done
 	run -0 grep -c '^hypeman_resources_gpu_slots{' "$T/resources.prom"
+}
+
+# scrape: node_exporter's page, from Debian's prometheus-node-exporter
+# running in the container (bash's /dev/tcp: no curl there).
+scrape() {
+	# shellcheck disable=SC2016 # the container's bash expands it
+	ct bash -c 'exec 3<>/dev/tcp/127.0.0.1/9100 &&
+	    printf "GET /metrics HTTP/1.0\r\n\r\n" >&3 && cat <&3'
+}
+
+# has_series: node_exporter's page has the resources textfile's series.
+has_series() {
+	scrape | grep -q '^hypeman_resources_gpu_slots{'
+}
+
+@test "Debian's node_exporter serves the vfsentinel series through root's links, no scrape error" {
+	ct_wait 60 has_series ||
+		fail "no vfsentinel series: $(scrape 2>&1 | grep -i textfile)"
+	scrape >"$T/page"
+	run -0 grep -c '^vfsentinel_build_info{' "$T/page"
+	run -0 grep -x 'node_textfile_scrape_error 0' "$T/page"
+	run -0 grep -F "file=\"$PROM/vfsentinel-resources.prom\"" "$T/page"
+	run -0 ct stat -c '%U %F' "$PROM/vfsentinel-resources.prom"
+	assert_output 'root symbolic link'
+}
+
+@test "a configuration error leaves the unit failed, the error in systemctl status; no restart" {
+	local conf=/etc/vfsentinel/vfsentinel.conf u
+	ct cp "$conf" /var/tmp/conf.orig
+	ct sh -c "echo 'no.such_key = 1' >>$conf"
+	local n
+	n=$(ct grep -c '' "$conf")
+	for u in vfsentinel-resources vfsentinel-answer; do
+		run -0 ct systemctl restart "$u.service"
+	done
+	for u in vfsentinel-resources vfsentinel-answer; do
+		ct_wait 30 test "$(prop "$u" ActiveState)" = failed ||
+			fail "$u: $(ct systemctl status "$u" --no-pager 2>&1)"
+		assert_equal "$(prop "$u" ExecMainStatus)" 78
+	done
+	sleep 3
+	for u in vfsentinel-resources vfsentinel-answer; do
+		assert_equal "$(prop "$u" ActiveState)" failed
+		run ct systemctl status "$u.service" --no-pager -n 20
+		assert_output --partial "$conf:$n: unknown key: no.such_key"
+		run -0 ct systemctl --failed --no-legend --plain
+		assert_output --partial "$u.service"
+	done
+	# The journal command of operations.md works as printed: systemd's
+	# own lines about the failure are not in it, the error is.
+	run -0 ct sh -c 'journalctl -u vfsentinel-resources -o cat \
+	    _TRANSPORT=stdout | jq -c .'
+	assert_output --partial "$conf:$n: unknown key: no.such_key"
+	run -0 ct journalctl -u vfsentinel-resources -o cat
+	assert_output --partial 'Failed with result'
+	# Fixed: a start runs it again; other exits still restart (below).
+	ct cp /var/tmp/conf.orig "$conf"
+	for u in vfsentinel-resources vfsentinel-answer; do
+		run -0 ct systemctl restart "$u.service"
+		ct_wait 30 active "$u"
+	done
+}
+
+@test "the units run without runit installed (no chpst, no sv on the host)" {
+	local u
+	ct mv /usr/bin/chpst /usr/bin/chpst.off
+	ct mv /usr/bin/sv /usr/bin/sv.off
+	for u in "${RUNNING[@]}"; do
+		ct systemctl restart "$u.service"
+	done
+	local ok=1
+	for u in "${RUNNING[@]}"; do
+		if ! ct_wait 30 active "$u" ||
+		    ! sleep 1 || ! active "$u"; then
+			ok=
+			ct journalctl -u "$u" -n 10 --no-pager >&2
+		fi
+	done
+	run ct ps -o user= -p "$(prop vfsentinel-answer MainPID)"
+	ct mv /usr/bin/chpst.off /usr/bin/chpst
+	ct mv /usr/bin/sv.off /usr/bin/sv
+	[ -n "$ok" ]
+	assert_output vfsentinel
 }
 
 @test "systemctl kill -s KILL of each process of a unit leaves exactly one instance" {
