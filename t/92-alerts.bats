@@ -69,25 +69,28 @@ scrape() {
 	    "$VFS_ROOT/share/doc/alerts.yml")" -eq "$names" ]
 	[ "$(grep -c '^ *summary: ' "$VFS_ROOT/share/doc/alerts.yml")" \
 	    -eq "$names" ]
-	[ "$(grep -c '^ *runbook_url: "https://vfsentinel.example/share/doc/operations.md#[a-z0-9-]*"$' \
+	[ "$(grep -c '^ *runbook_url: "https://vfsentinel.example/share/doc/[a-z]*\.md#[a-z0-9-]*"$' \
 	    "$VFS_ROOT/share/doc/alerts.yml")" -eq "$names" ]
 	# The repo-relative form is not what Alertmanager users expect.
 	[ "$(grep -c '^ *runbook:' "$VFS_ROOT/share/doc/alerts.yml")" -eq 0 ]
 	# The base is documented where the operator reads about alerts.
 	grep -q 'https://vfsentinel.example/share/doc/' \
-	    "$VFS_ROOT/share/doc/operations.md"
+	    "$VFS_ROOT/share/doc/metrics.md"
 }
 
-@test "every runbook anchor is a heading of operations.md" {
-	local a slugs
-	# GitHub-style heading anchors: lowercase, punctuation dropped,
-	# spaces to hyphens.
-	slugs=$(sed -n 's/^##* //p' "$VFS_ROOT/share/doc/operations.md" |
-	    tr 'A-Z' 'a-z' | sed 's/[^a-z0-9 -]//g; s/ /-/g')
-	for a in $(grep -o 'operations.md#[a-z0-9-]*' \
+@test "every runbook anchor is a heading of the page it names" {
+	local a page slugs
+	for a in $(grep -o '/share/doc/[a-z]*\.md#[a-z0-9-]*' \
 	    "$VFS_ROOT/share/doc/alerts.yml" | sort -u); do
-		grep -qx -- "${a#operations.md#}" <<<"$slugs" ||
-		    fail "no heading for ${a#operations.md#} in operations.md"
+		page=${a#/share/doc/}
+		page=${page%%#*}
+		[ -f "$VFS_ROOT/share/doc/$page" ] || fail "no page $page"
+		# GitHub-style heading anchors: lowercase, punctuation
+		# dropped, spaces to hyphens.
+		slugs=$(sed -n 's/^##* //p' "$VFS_ROOT/share/doc/$page" |
+		    tr 'A-Z' 'a-z' | sed 's/[^a-z0-9 -]//g; s/ /-/g')
+		grep -qx -- "${a#*#}" <<<"$slugs" ||
+		    fail "no heading for ${a#*#} in $page"
 	done
 }
 

@@ -135,7 +135,10 @@ man_text() {
 }
 
 @test "the operations guide covers every key, metric and runbook step" {
-	local ops=$VFS_ROOT/share/doc/operations.md kv m
+	local ops=$T/ops.md kv m
+	# The guide is one page a task (operations.md lists them).
+	cat "$VFS_ROOT"/share/doc/{operations,install,libvirt,detection,metrics,recovery,troubleshooting}.md \
+	    >"$ops"
 	for kv in $KEYS; do
 		grep -q "\`${kv%%=*}\`" "$ops" || fail "key ${kv%%=*} undocumented"
 	done
@@ -157,14 +160,71 @@ man_text() {
 }
 
 @test "the operations guide's metrics tables list every series the programs write, and why two prefixes" {
-	local ops=$VFS_ROOT/share/doc/operations.md m n=0
+	local ops=$VFS_ROOT/share/doc/metrics.md m n=0
 	# Every metric name in src/ (a name ending in _ is a prefix).
 	for m in $(grep -rhoE '"(hypeman|vfsentinel)_[a-z_]*[a-z]"' \
 	    "$VFS_ROOT/src" | tr -d '"' | sort -u); do
 		n=$((n + 1))
 		grep -q "^| \`$m[{\`]" "$ops" ||
-		    fail "metric $m is in no metrics table row of operations.md"
+		    fail "metric $m is in no metrics table row of metrics.md"
 	done
 	[ "$n" -ge 15 ] || fail "found only $n metric names in src/"
 	grep -qi 'two prefixes' "$ops"
+}
+
+@test "operations.md and README link every page of the guide, and the packages install them" {
+	local p
+	for p in install libvirt detection metrics recovery troubleshooting; do
+		[ -f "$VFS_ROOT/share/doc/$p.md" ] || fail "no share/doc/$p.md"
+		grep -q "($p.md)" "$VFS_ROOT/share/doc/operations.md" ||
+		    fail "operations.md does not link $p.md"
+		grep -q "share/doc/$p.md" "$VFS_ROOT/README" ||
+		    fail "README does not name share/doc/$p.md"
+		grep -qx "usr/share/doc/vfsentinel/$p.md" \
+		    "$VFS_ROOT/debian/vfsentinel.install" ||
+		    fail "debian/vfsentinel.install lacks $p.md"
+	done
+}
+
+@test "the docs put systemd first: journalctl commands that skip systemd's own lines" {
+	local f
+	for f in "$VFS_ROOT"/share/doc/*.md "$VFS_ROOT/README"; do
+		# A unit's journal holds systemd's lines too: a bare
+		# journalctl -u ... | jq stops at the first of them.
+		if grep -n 'journalctl -u [^|]*| *jq' "$f" |
+		    grep -v -e '_TRANSPORT=stdout' -e 'fromjson?'; then
+			fail "${f##*/}: a journalctl | jq that meets systemd's lines"
+		fi
+	done
+	# The troubleshooting page names systemctl before sv in each section.
+	run -0 awk '/^## / { s = $0; sys[s] = 0; sv[s] = 0 }
+	    /systemctl|journalctl/ && !sv[s] { sys[s] = 1 }
+	    /(^| )sv (status|up|down)/ && !sys[s] { print s; exit 1 }
+	    /(^| )sv (status|up|down)/ { sv[s] = 1 }' \
+	    "$VFS_ROOT/share/doc/troubleshooting.md"
+}
+
+@test "the docs list the five textfiles dpkg -r removes, as the prerm does" {
+	local names
+	names=$(sed -n 's/^\t\tfor p in \(.*\); do$/\1/p' \
+	    "$VFS_ROOT/debian/vfsentinel.prerm")
+	assert_equal "$names" "poller reconcile resources sentinel recovery"
+	grep -qF 'vfsentinel-{poller,reconcile,resources,sentinel,recovery}.prom' \
+	    "$VFS_ROOT/share/doc/install.md"
+	for p in $names; do
+		grep -q "^| \`vfsentinel-$p.prom\` |" "$VFS_ROOT/share/doc/metrics.md" ||
+		    fail "metrics.md's textfile table lacks vfsentinel-$p.prom"
+	done
+}
+
+@test "metrics.md names the minimum Grafana version of the dashboard's schemaVersion" {
+	local v
+	v=$(jq .schemaVersion "$VFS_ROOT/integrations/grafana/vfsentinel.json")
+	# The Grafana that first writes that schemaVersion (its
+	# DashboardMigrator.ts): 38 from 10.0, 39 from 10.3.
+	case $v in
+	38) v=10.0 ;; 39) v=10.3 ;;
+	*) fail "unknown schemaVersion $v" ;;
+	esac
+	grep -q "Grafana $v or later" "$VFS_ROOT/share/doc/metrics.md"
 }

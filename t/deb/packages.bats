@@ -72,7 +72,9 @@ teardown() {
 		assert_output "/usr/share/man/man1/$p.1.gz"
 	done
 	# The paths the man pages and operations.md give.
-	for p in operations.md security.md store.md placement.md alerts.yml; do
+	for p in operations.md install.md libvirt.md detection.md metrics.md \
+	    recovery.md troubleshooting.md security.md store.md placement.md \
+	    alerts.yml; do
 		[ -f "/usr/share/doc/vfsentinel/$p" ]
 	done
 	[ -f /usr/share/doc/vfsentinel-guest/guest.md ]
