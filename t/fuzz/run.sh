@@ -25,7 +25,7 @@ found=0
 max_len() {
 	case $1 in
 	kmsg|logtail) echo 24576 ;;
-	health|claims) echo 16384 ;;
+	health|claims|domain) echo 16384 ;;
 	*) echo 8192 ;;
 	esac
 }
