@@ -401,3 +401,57 @@ teardown() {
 	assert_file_not_exists "$T/pwned2"
 	assert_file_not_exists "$T/pwned3"
 }
+
+# as_sentinel CMD...: CMD as the sentinel's poller runs (nobody here,
+# the store's owner), holding only CAP_DAC_READ_SEARCH.
+as_sentinel() {
+	setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		--inh-caps=-all,+dac_read_search \
+		--ambient-caps=-all,+dac_read_search "$@"
+}
+
+# can_connect SOCKET: the sentinel's user may connect to SOCKET.
+can_connect() {
+	as_sentinel socat -u /dev/null "UNIX-CONNECT:$1" 2>/dev/null
+}
+
+@test "started opens the domain's channel socket at libvirt's place to the store's owner, and no other socket; release takes it back" {
+	need_tool setpriv socat
+	local dir=$QEMU_DIR/channel/target/domain-7-vm-a other=$T/other.sock
+	chown nobody "$DATA/gpu"
+	mkdir -p "$dir"
+	unix_listen "$dir/org.vfsentinel.0"
+	unix_listen "$other"
+	# QEMU's mode on a stock host: srwxrwxr-x, not the user's.
+	chmod 0775 "$dir/org.vfsentinel.0" "$other"
+	run -1 can_connect "$dir/org.vfsentinel.0"
+	domain_xml hostdev=$VF4 >"$T/dom.xml"
+	run -0 hook prepare begin
+	domain_xml id=7 hostdev=$VF4 channel="$dir/org.vfsentinel.0" >"$T/dom.xml"
+	run -0 --separate-stderr hook started begin
+	assert_equal "$output" ""
+	run -0 can_connect "$dir/org.vfsentinel.0"
+	run -1 can_connect "$other"
+	run -0 --separate-stderr hook release end
+	run -1 can_connect "$dir/org.vfsentinel.0"
+	# A socket elsewhere, a link at libvirt's place, another domain's
+	# directory: no grant, a warning naming what to do.
+	ln -s "$other" "$dir/link.0"
+	mkdir -p "$QEMU_DIR/channel/target/domain-8-vm-b"
+	unix_listen "$QEMU_DIR/channel/target/domain-8-vm-b/org.vfsentinel.0"
+	chmod 0775 "$QEMU_DIR/channel/target/domain-8-vm-b/org.vfsentinel.0"
+	for ch in "$other" "$dir/link.0" \
+		"$QEMU_DIR/channel/target/domain-8-vm-b/org.vfsentinel.0"; do
+		domain_xml hostdev=$VF4 >"$T/dom.xml"
+		run -0 hook prepare begin
+		domain_xml id=7 hostdev=$VF4 channel="$ch" >"$T/dom.xml"
+		run -0 --separate-stderr hook started begin
+		run -0 jq -r 'select(.msg == "cannot give the sentinel'"'"'s user the channel socket") | [.level, .path] | join(" ")' <<<"$stderr"
+		assert_output "warn $ch"
+		run -0 jq -r 'select(.level == "warn") | .fix' <<<"$stderr"
+		assert_output --partial "setfacl -m u:vfsentinel:rw"
+		run -0 hook release end
+	done
+	run -1 can_connect "$other"
+	run -1 can_connect "$QEMU_DIR/channel/target/domain-8-vm-b/org.vfsentinel.0"
+}

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "grant.h"
 #include "log.h"
 #include "libvirt-hook.h"
 #include "healthfile.h"
@@ -267,6 +268,41 @@ prepare(struct hook *h)
 	return claim_new(h, v);
 }
 
+/*
+ * Gives the store's owner (the sentinel's user) connect access to the
+ * domain's virtio-serial channel socket, or takes it back (grant.c). A
+ * root-owned store needs nothing; a socket elsewhere than libvirt's own
+ * place is logged with what to do, and the domain runs on.
+ */
+static void
+channel_access(const struct hook *h, bool grant)
+{
+	struct stat st;
+	const char *why;
+
+	if (h->dom.channel[0] == '\0' || h->dom.has_cid ||
+	    stat(h->store.dir, &st) == -1 || st.st_uid == 0)
+		return;
+	if (grant_channel(h->conf.qemu_state_dir, h->dom.id, h->dom.channel,
+	    st.st_uid, grant, &why) == 0) {
+		log_msg(LVL_DEBUG, grant ? "gave the sentinel's user the "
+		    "channel socket" : "took back the channel socket", "{s:s, "
+		    "s:s, s:i}", "instance_id", h->dom.uuid, "path",
+		    h->dom.channel, "uid", (int)st.st_uid);
+		return;
+	}
+	if (!grant && errno == ENOENT)
+		return;
+	log_msg(grant ? LVL_WARN : LVL_DEBUG, grant ? "cannot give the "
+	    "sentinel's user the channel socket" : "cannot take back the "
+	    "channel socket", "{s:s, s:s, s:s, s:s, s:s}", "instance_id",
+	    h->dom.uuid, "path", h->dom.channel, "reason", why ? why : "",
+	    "error", strerror(errno), "fix", "leave the channel's source "
+	    "path to libvirt (<source mode='bind'/>), or grant the "
+	    "sentinel's user write access to the socket (setfacl -m "
+	    "u:vfsentinel:rw PATH)");
+}
+
 /* started begin: complete the domain's claim from the live XML. */
 static int
 started(struct hook *h)
@@ -286,7 +322,10 @@ started(struct hook *h)
 		    h->dom.uuid, "domain", h->dom.name);
 		return 0;
 	}
-	return claim_complete(h, cl);
+	if (claim_complete(h, cl) != 0)
+		return 0;
+	channel_access(h, true);
+	return 0;
 }
 
 /* release end: release the domain's claim; idempotent. */
@@ -301,6 +340,7 @@ release(struct hook *h)
 	if (claims_load(&h->store, &h->claims) == -1)
 		return log_fail(0, "cannot release the claim: VF claims "
 		    "unavailable", "{s:s}", "error", h->store.why);
+	channel_access(h, false);
 	return claim_release(h);
 }
 
