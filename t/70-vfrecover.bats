@@ -302,7 +302,8 @@ vfsentinel_recovery_unfinished{card=\"0000:e3:00.0\",step=\"disable\"} 1"
 	ln -s "$T/victim" "$DATA/gpu/recovery/host.lock"
 	ln -s "$T/victim" "$DATA/gpu/recovery/$PF.json.tmp"
 	ln -s "$T/victim" "$DATA/gpu/recovery/metrics.lock.tmp"
-	run --separate-stderr rec --card $PF
+	run -74 --separate-stderr rec --card $PF
+	assert_regex "$stderr" "Too many levels of symbolic links"
 	assert_equal "$(cat "$T/victim")" keep
 	assert_equal "$(stat -c '%a %U' "$T/victim")" "644 root"
 }
