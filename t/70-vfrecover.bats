@@ -307,3 +307,19 @@ vfsentinel_recovery_unfinished{card=\"0000:e3:00.0\",step=\"disable\"} 1"
 	assert_equal "$(cat "$T/victim")" keep
 	assert_equal "$(stat -c '%a %U' "$T/victim")" "644 root"
 }
+
+@test "vfrecover's lock files are the store owner's: 0640 group vfsentinel, else 0600" {
+	[ "$(id -u)" = 0 ] || skip "needs root to chown"
+	id nobody >/dev/null 2>&1 || skip "no user nobody"
+	local want f
+	want=$(getent group vfsentinel >/dev/null && echo "640 vfsentinel" || echo "600 $(id -gn nobody)")
+	chown nobody:"$(id -gn nobody)" "$DATA/gpu"
+	rm -f "$DATA/gpu/lock"
+	run -0 --separate-stderr rec --card $PF
+	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"recovered"}'
+	assert_equal "$(stat -c %U "$DATA/gpu/recovery")" nobody
+	for f in recovery/host.lock "recovery/$PF.lock" lock; do
+		assert_equal "$(stat -c '%U %a %G' "$DATA/gpu/$f")" "nobody $want"
+	done
+	assert_equal "$(stat -c %U "$DATA/gpu/recovery/$PF.last.json")" nobody
+}
