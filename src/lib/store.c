@@ -167,7 +167,9 @@ lock_tighten(struct store *s, uid_t uid, gid_t gid)
 	else if (!S_ISREG(st.st_mode)) {
 		rc = -1;
 		errno = EINVAL;
-	} else if (uid == (uid_t)-1 && geteuid() == 0 &&
+	} else if (geteuid() != 0 && st.st_uid != geteuid())
+		rc = 0;			/* another's lock: not ours to change */
+	else if (uid == (uid_t)-1 && geteuid() == 0 &&
 	    stat(s->dir, &st) == 0)
 		rc = lock_secure(fd, st.st_uid, st.st_gid);
 	else
