@@ -96,8 +96,10 @@ acl_read(const char *proc, mode_t mode, size_t *n)
 		return NULL;
 	}
 	if (buf == NULL) {
-		e[0] = (struct acl_entry){ TAG_USER_OBJ, (mode >> 6) & 7, NO_ID };
-		e[1] = (struct acl_entry){ TAG_GROUP_OBJ, (mode >> 3) & 7, NO_ID };
+		e[0] = (struct acl_entry){ TAG_USER_OBJ, (mode >> 6) & 7,
+		    NO_ID };
+		e[1] = (struct acl_entry){ TAG_GROUP_OBJ, (mode >> 3) & 7,
+		    NO_ID };
 		e[2] = (struct acl_entry){ TAG_OTHER, mode & 7, NO_ID };
 		return e;
 	}
