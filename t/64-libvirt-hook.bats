@@ -252,6 +252,20 @@ teardown() {
 	done
 }
 
+@test "started completes only a claim of one of the domain's VFs: a UUID alone is not enough" {
+	# Another launcher's claim on VF5 under the same UUID.
+	claim $VF5 $UUID1
+	mkdir -p "$QEMU_DIR/domain-7-vm-a"
+	unix_listen "$QEMU_DIR/domain-7-vm-a/monitor.sock"
+	domain_xml id=7 hostdev=$VF4 cid=42 console=/dev/zero >"$T/dom.xml"
+	sum=$(sha "$DATA/gpu/vf-claims.json")
+	run -0 --separate-stderr hook started begin
+	assert_equal "$output" ""
+	assert_equal "$(sha "$DATA/gpu/vf-claims.json")" "$sum"
+	assert_equal "$(jq -r '[.level, .msg, .claimed_vf] | join(" ")' <<<"${stderr_lines[-1]}")" \
+		"warn kept the claim as it is: its VF is not one of the domain's $VF5"
+}
+
 @test "release keeps the claim while a process holds the VF's VFIO device" {
 	domain_xml hostdev=$VF4 profile="$P12" >"$T/dom.xml"
 	run -0 hook prepare begin

@@ -295,14 +295,13 @@ audit_release(struct hook *h, const char *vf, bool deconfigured)
 	json_decref(extra);
 }
 
-/* True when vf is one of the domain's VFs (phases.c's list). */
-static bool
-domain_vf(const struct hook *h, const char *vf)
+bool
+claim_is_domains(const struct hook *h, const struct claim *cl)
 {
 	size_t i;
 
 	for (i = 0; i < h->vfs.n; i++)
-		if (strcmp(h->vfs.v[i], vf) == 0)
+		if (strcmp(h->vfs.v[i], cl->vf) == 0)
 			return true;
 	return false;
 }
@@ -321,7 +320,7 @@ claim_release(struct hook *h)
 	}
 	/* SPEC 7.2: a UUID is the domain author's to choose; only a claim
 	 * of one of the domain's own VFs is the domain's to release. */
-	if (!domain_vf(h, cl->vf)) {
+	if (!claim_is_domains(h, cl)) {
 		log_msg(LVL_WARN, "kept the claim: its VF is not one of the "
 		    "domain's", "{s:s, s:s, s:s, s:s}", "claimed_vf", cl->vf,
 		    "vf", h->vfs.v[0], "instance_id", h->dom.uuid, "domain",

@@ -100,6 +100,11 @@ int claim_adopt(struct hook *h, const char *vf);
  * libvirt.deconfigure); nothing to release is 0. 0, or 1 logged. */
 int claim_release(struct hook *h);
 
+/* claim.c: true when the claim's VF is one of the domain's VFs (SPEC
+ * 7.2: a UUID is the domain author's to choose, so it alone never makes
+ * another launcher's claim the domain's to complete or release). */
+bool claim_is_domains(const struct hook *h, const struct claim *cl);
+
 /* claim.c: the ledger saved; 0, or -1 with the reason logged. */
 int claim_save(struct hook *h, const char *what);
 

@@ -322,6 +322,13 @@ started(struct hook *h)
 		    h->dom.uuid, "domain", h->dom.name);
 		return 0;
 	}
+	if (!claim_is_domains(h, cl)) {
+		log_msg(LVL_WARN, "kept the claim as it is: its VF is not one "
+		    "of the domain's", "{s:s, s:s, s:s, s:s}", "claimed_vf",
+		    cl->vf, "vf", h->vfs.v[0], "instance_id", h->dom.uuid,
+		    "domain", h->dom.name);
+		return 0;
+	}
 	if (claim_complete(h, cl) != 0)
 		return 0;
 	channel_access(h, true);
