@@ -221,8 +221,6 @@ host_conf() {
 	[ "$(stat -c %U "$T/prom/vfsentinel-resources.prom")" = root ]
 }
 
-# Lifecycle under runit as an operator without runit as PID 1 runs it: a
-# runsvdir over links to the installed /etc/sv/NAME (supervise in
 @test "a configuration error takes a runit service down with one error line; no restart" {
 	local s
 	host_conf
@@ -265,7 +263,7 @@ host_conf() {
 	chmod +x "$T/stub/dpkg-query" "$T/stub/apt-get"
 	cd "$T/work"
 	run -0 env PATH="$T/stub:$PATH" sh "$BATS_TEST_DIRNAME/../../tools/deps.sh" deb
-	run -0 grep ' install ' "$T/apt.log"
+	run -0 grep '^install ' "$T/apt.log"
 	assert_output --partial ' debhelper '
 	assert_output --partial ' dh-runit '
 	assert_output --partial ' libjansson-dev '
@@ -366,6 +364,8 @@ sponge_plant() {
 	rm -rf "$ne/apt.prom" "$W"
 }
 
+# Lifecycle under runit as an operator without runit as PID 1 runs it: a
+# runsvdir over links to the installed /etc/sv/NAME (supervise in
 # /run/runit/supervise/NAME), started once for the tests below, on the
 # host's own configuration (this machine has no NVIDIA function: the
 # sentinel waits, resources writes zeros).
@@ -387,11 +387,14 @@ all_up() {
 	! life_pids | grep -q ' $'
 }
 
-# deleted_exes: the processes (any) running a deleted vfsentinel file.
+# deleted_exes: the processes running a deleted vfsentinel file the
+# packages installed (not a test's own build, which another test on this
+# machine may be rebuilding).
 deleted_exes() {
 	local p
 	for p in /proc/[0-9]*; do
-		readlink "$p/exe" 2>/dev/null | grep -q ' (deleted)$' || continue
+		readlink "$p/exe" 2>/dev/null |
+			grep -q '^/usr/s\?bin/.* (deleted)$' || continue
 		grep -l -a -E 'vfstore|sentinel-poll|resources-report|vsock-answer|runsv' \
 		    "$p/cmdline" 2>/dev/null
 	done
@@ -445,8 +448,6 @@ textfiles() {
 	done
 	run deleted_exes
 	assert_output ""
-}
-
 	# The programs say the package's upstream version (SPEC 7.4).
 	local v
 	# shellcheck disable=SC2016 # a dpkg-query format, not shell
@@ -458,6 +459,8 @@ textfiles() {
 	assert_output "vsock-answer (vfsentinel) $v"
 	wait_long grep -q -F "vfsentinel_build_info{version=\"$v\"} 1" \
 	    /var/lib/vfsentinel/metrics/vfsentinel-resources.prom
+}
+
 @test "runit lifecycle: remove stops the services, deletes textfiles and run-time files, keeps the store" {
 	[ -s "$BATS_FILE_TMPDIR/runsvdir.pid" ] || skip "no runsvdir (test above)"
 	wait_long test -s /var/lib/prometheus/node-exporter/vfsentinel-sentinel.prom
