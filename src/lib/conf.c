@@ -58,6 +58,8 @@ static const struct key keys[] = {
 	{ "sentinel.console_kernel_lines", KEY_STRING,
 	    offsetof(struct conf, console_kernel_lines), 0,
 	    sizeof(((struct conf *)0)->console_kernel_lines) },
+	{ "sentinel.console_read_max", KEY_UINT,
+	    offsetof(struct conf, console_read_max), 65536, 1073741824 },
 	{ "reconcile.grace", KEY_UINT, offsetof(struct conf, reconcile_grace),
 	    0, 86400 },
 	{ "recovery.systemic_window", KEY_UINT,
@@ -101,6 +103,7 @@ conf_defaults(struct conf *c)
 	strcpy(c->textfile_dir, "/var/lib/vfsentinel/metrics");
 	c->framework_recheck = 60;
 	strcpy(c->console_kernel_lines, "auto");
+	c->console_read_max = 4194304;
 	c->reconcile_grace = 120;
 	c->systemic_window = 3600;
 	c->systemic_fraction = 0.5;

@@ -27,6 +27,8 @@ struct conf {
 	unsigned framework_recheck;	/* sentinel.framework_recheck, s */
 	char console_kernel_lines[8];	/* sentinel.console_kernel_lines:
 					 * auto, on or off (SPEC 6.2) */
+	unsigned console_read_max;	/* sentinel.console_read_max: bytes
+					 * of each console log per scan */
 	unsigned reconcile_grace;	/* reconcile.grace, seconds */
 	unsigned systemic_window;	/* recovery.systemic_window, s */
 	double systemic_fraction;	/* recovery.systemic_fraction, (0, 1] */
