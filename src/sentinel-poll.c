@@ -21,13 +21,21 @@
  * endpoint (vsock) is polled and its console log (app_log) tailed, for
  * the marker lines and the guest kernel's own RmInitAdapter line
  * (sentinel.console_kernel_lines, SPEC 6.2); --source restricts it to
- * one kind.
+ * one kind. A console log is read only if it is a regular file, at most
+ * sentinel.console_read_max bytes a scan. A failure seen is written again
+ * at every scan until the health store holds it (SPEC 7.2). A target that
+ * cannot be checked is logged at warn with its reason, path and fix, and
+ * counted in the metrics file by reason (SPEC 7.1).
  *
  * While no VF has the vendor-VFIO vGPU framework (SR-IOV is often
  * enabled after the services start at boot) it polls nothing and
  * re-checks sysfs every --framework-recheck seconds; scans start when
  * VFs appear and stop again if they go away. --metrics-file is rewritten
  * after each scan or re-check (pollstat.h).
+ *
+ * SIGTERM and SIGINT end it within a second in any state: they are let
+ * in by ppoll(2) alone, which the long steps (a console log's reads, a
+ * store lock's wait) call between their parts.
  *
  * Exit codes: 0 (after --once, or on SIGTERM/SIGINT), 64 usage, 71 OS
  * error, 74 stdout failed or its reader went away, 78 configuration.
@@ -130,20 +138,94 @@ emit(void *arg, json_t *line)
 	return rc;
 }
 
+/*
+ * The fix each reason's warning names (SPEC 7.1). What the packages
+ * grant, and what that lets the sentinel read, is security.md's.
+ */
+static const char *const fixes[POLLSTAT_REASON_N] = {
+	[POLLSTAT_NO_SOURCE] = "give the VM the vfsentinel agent's channel "
+	    "(virtio-serial or vsock) or a console log; for a pty console add "
+	    "<log file='/var/log/libvirt/qemu/DOMAIN-console.log'/> inside "
+	    "its <serial> or <console> element",
+	[POLLSTAT_PERMISSION] = "let sentinel-poll use it: "
+	    "CAP_DAC_READ_SEARCH for its process (console logs, libvirt's "
+	    "domain directories) and the ACL libvirt-hook puts on the agent "
+	    "channel socket at started begin; see security.md",
+	[POLLSTAT_VMM_NOT_ALIVE] = "none if the VM was stopped: its claim "
+	    "goes at libvirt-hook's release, vfstore release or vfstore "
+	    "reconcile",
+	[POLLSTAT_VMM_UNCERTAIN] = "give the claim the VMM's own monitor "
+	    "socket (QMP or API) as control_socket",
+	[POLLSTAT_CONSOLE_UNREADABLE] = "point the claim's console log at "
+	    "the regular file the VMM or virtlogd writes (<log file='...'/> "
+	    "or <serial type='file'>)",
+};
+
+/* What a denied path is, in a permission warning. */
+static const char *
+source_name(enum poller_source src)
+{
+	switch (src) {
+	case POLLER_SRC_CONTROL:
+		return "control_socket";
+	case POLLER_SRC_AGENT:
+		return "endpoint";
+	case POLLER_SRC_CONSOLE:
+		return "console_log";
+	case POLLER_SRC_CLAIM:
+		break;
+	}
+	return "claim";
+}
+
+/* The message of a target that cannot be checked. */
+static const char *
+unpolled_msg(const struct poller_event *ev)
+{
+	if (ev->reason == POLLSTAT_NO_SOURCE)
+		return "cannot check target: no agent endpoint and no console "
+		    "log";
+	if (ev->reason == POLLSTAT_PERMISSION)
+		return "cannot check target: permission denied";
+	if (ev->source == POLLER_SRC_CLAIM)
+		return "skipping target without a control socket";
+	if (ev->source == POLLER_SRC_CONTROL)
+		return "skipping target: VMM not alive";
+	if (ev->log == LOGTAIL_NOT_REGULAR)
+		return "console log is not a regular file";
+	return ev->log == LOGTAIL_OPEN ? "cannot open console log" :
+	    "cannot read console log";
+}
+
+/* A target that cannot be checked: warn, or debug while it repeats. */
+static void
+log_unpolled(const struct poller_event *ev)
+{
+	const struct target *t = ev->t;
+	bool vmm = ev->source == POLLER_SRC_CONTROL &&
+	    ev->reason != POLLSTAT_PERMISSION;
+
+	log_msg(ev->repeat ? LVL_DEBUG : LVL_WARN, unpolled_msg(ev),
+	    "{s:s, s:s, s:s, s:s*, s:s*, s:s*, s:s*, s:s*, s:s*, s:s}",
+	    "vf", t->vf, "instance_id", t->instance_id,
+	    "unpolled", pollstat_reason_name(ev->reason),
+	    "source", ev->reason == POLLSTAT_PERMISSION ?
+	    source_name(ev->source) : NULL,
+	    "path", ev->path, "control_socket", vmm ? ev->path : NULL,
+	    "vmm", vmm ? vmm_state_name(ev->vmm) : NULL,
+	    "reason", vmm ? ev->why : NULL,
+	    "error", ev->err != 0 ? strerror(ev->err) : NULL,
+	    "fix", fixes[ev->reason]);
+}
+
 /* The log line of a target skipped or not confirmed. */
 static void
 log_target(const struct poller_event *ev)
 {
 	const struct target *t = ev->t;
 
-	if (ev->kind == POLLER_EV_VMM_DOWN)
-		log_msg(ev->repeat ? LVL_DEBUG : LVL_WARN,
-		    "skipping target: VMM not alive",
-		    "{s:s, s:s, s:s, s:s, s:s, s:s*}", "vf", t->vf,
-		    "instance_id", t->instance_id, "control_socket",
-		    t->control_socket, "vmm", vmm_state_name(ev->vmm),
-		    "reason", ev->why, "error",
-		    ev->err ? strerror(ev->err) : NULL);
+	if (ev->kind == POLLER_EV_UNPOLLED)
+		log_unpolled(ev);
 	else if (ev->kind == POLLER_EV_UNCONFIRMED)
 		log_msg(LVL_WARN, "could not confirm assignment; dropping "
 		    "report", "{s:s, s:s, s:s, s:s}", "action", ev->action,
@@ -158,19 +240,14 @@ log_target(const struct poller_event *ev)
 		    "cannot check target", "{s:s, s:s, s:s, s:s}", "vf",
 		    t->vf, "instance_id", t->instance_id, "endpoint",
 		    t->vsock, "error", ev->why);
-	else if (ev->kind == POLLER_EV_VMM_BACK)
+	else
 		log_msg(LVL_INFO, "VMM alive; polling target",
 		    "{s:s, s:s, s:s}", "vf", t->vf, "instance_id",
 		    t->instance_id, "control_socket", t->control_socket);
-	else
-		log_msg(LVL_DEBUG, ev->kind == POLLER_EV_NO_CONTROL ?
-		    "skipping target without a control socket" :
-		    "skipping target without an endpoint", "{s:s, s:s}", "vf",
-		    t->vf, "instance_id", t->instance_id);
 }
 
-/* The log line of a failed input (a target line, stdin, a console log,
- * the socket table, the metrics file). */
+/* The log line of a failed input (a target line, stdin, the socket
+ * table, the metrics file). */
 static void
 log_input(const struct sentinel *s, const struct poller_event *ev)
 {
@@ -188,12 +265,6 @@ log_input(const struct sentinel *s, const struct poller_event *ev)
 	else if (ev->kind == POLLER_EV_LIST_FAILED)
 		log_msg(LVL_WARN, "vGPU sentinel failed to list instances",
 		    "{s:s}", "error", ev->why);
-	else if (ev->kind == POLLER_EV_LOG_OPEN || ev->kind ==
-	    POLLER_EV_LOG_READ)
-		log_msg(ev->kind == POLLER_EV_LOG_OPEN ? LVL_DEBUG : LVL_WARN,
-		    ev->kind == POLLER_EV_LOG_OPEN ? "cannot open console log" :
-		    "cannot read console log", "{s:s, s:s}", "path", ev->path,
-		    "error", err);
 	else if (ev->kind == POLLER_EV_TABLE)
 		log_msg(ev->repeat ? LVL_DEBUG : LVL_WARN, "cannot read the "
 		    "Unix socket table; VMM liveness connects", "{s:s, s:s}",
@@ -342,6 +413,8 @@ apply_defaults(struct sentinel *s)
 	if (pc->proc_root == NULL)
 		pc->proc_root = "/";
 	pc->vsock_port = s->conf.vsock_port;
+	pc->threshold = s->conf.threshold;
+	pc->console_read_max = s->conf.console_read_max;
 	pc->kernel_lines = kernel_lines(s->conf.console_kernel_lines);
 	pc->sysfs_root = s->conf.sysfs_root;
 	pc->run_mask = &s->run_mask;
@@ -352,7 +425,8 @@ apply_defaults(struct sentinel *s)
 }
 
 /*
- * TERM/INT only set a flag, and only arrive inside ppoll(2). Each check
+ * TERM/INT only set a flag, and only arrive inside ppoll(2) (the engine
+ * calls one without a wait between the parts of a long step). Each check
  * in flight holds one descriptor: the soft limit of open files is raised
  * toward the hard one if needed, else the concurrency lowered (a check
  * would otherwise fail with EMFILE). 0 or -1/errno.

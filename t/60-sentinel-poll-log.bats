@@ -21,6 +21,31 @@ lines_out() {
 	jq -r '"\(.check) \(.vf_address) \(.instance_id) \(.assigned_at)"' "$T/out"
 }
 
+# store_holds VF INSTANCE AT: the health store holds the failure of the
+# assignment (as vfstore apply would have recorded it).
+store_holds() {
+	vfstore --data-dir "$DATA" init >/dev/null 2>&1
+	vfstore --data-dir "$DATA" report-failure --vf "$1" --instance "$2" \
+	    --assigned-at "$3" >/dev/null
+}
+
+# reported_again: a scan after this call wrote more check lines.
+reported_again() {
+	local n
+	n=$(lines_out | wc -l)
+	next_scan
+	[ "$(lines_out | wc -l)" -gt "$n" ]
+}
+
+# not_reported_again: two scans after this call wrote no check line.
+not_reported_again() {
+	local n
+	next_scan
+	n=$(lines_out | wc -l)
+	next_scan
+	assert_equal "$(lines_out | wc -l)" "$n"
+}
+
 @test "log source: only whole lines of exactly the marker shape count" {
 	# The guest kernel's own line (first below) is the next tests'.
 	echo 'sentinel.console_kernel_lines = off' >"$VFSENTINEL_CONF"
@@ -50,16 +75,18 @@ lines_out() {
 	assert_output ''
 }
 
-@test "log source: a partial marker waits for its newline, and a seen marker is not repeated" {
+@test "log source: a partial marker waits for its newline; a seen FAILED marker is reported until the store holds it" {
 	marker_failed >"$LOG"
 	log_poller
 	next_scan
 	assert_equal "$(lines_out)" ''
 	echo >>"$LOG"
 	next_scan
-	assert_equal "$(lines_out)" "failed 0000:e3:00.4 i-1 $TS1"
-	next_scan
-	assert_equal "$(lines_out)" "failed 0000:e3:00.4 i-1 $TS1"
+	assert_equal "$(lines_out | uniq)" "failed 0000:e3:00.4 i-1 $TS1"
+	reported_again
+	store_holds 0000:e3:00.4 i-1 "$TS1"
+	not_reported_again
+	assert_equal "$(lines_out | uniq)" "failed 0000:e3:00.4 i-1 $TS1"
 }
 
 @test "log source: a marker split by an interleaved line does not count; the next intact repeat does" {
@@ -98,7 +125,7 @@ lines_out() {
 	assert_equal "$(lines_out)" ''
 	{ marker_failed; echo; } >>"$LOG"
 	next_scan
-	assert_equal "$(lines_out)" "failed 0000:e3:00.4 i-1 $TS1"
+	assert_equal "$(lines_out | uniq)" "failed 0000:e3:00.4 i-1 $TS1"
 }
 
 @test "log source: truncation resets the skip state" {
@@ -106,7 +133,7 @@ lines_out() {
 	log_poller
 	{ marker_failed; echo; } >"$LOG"
 	next_scan
-	assert_equal "$(lines_out)" "failed 0000:e3:00.4 i-1 $TS1"
+	assert_equal "$(lines_out | uniq)" "failed 0000:e3:00.4 i-1 $TS1"
 }
 
 @test "log source: a shrunk log restarts from 0 after the rest of LOG.1" {
@@ -116,27 +143,28 @@ lines_out() {
 	mv "$LOG" "$LOG.1"
 	echo 'new' >"$LOG"
 	next_scan
-	assert_equal "$(lines_out)" "failed 0000:e3:00.4 i-1 $TS1"
+	assert_equal "$(lines_out | uniq)" "failed 0000:e3:00.4 i-1 $TS1"
 	{ marker_ok; echo; } >>"$LOG"
 	next_scan
 	assert_equal "$(lines_out | tail -1)" "ok 0000:e3:00.4 i-1 $TS1"
 }
 
 @test "log source: a new claim time or VF starts a new tail" {
-	{ marker_failed; echo; } >"$LOG"
+	# An OK marker: written once per pass that reads it.
+	{ marker_ok; echo; } >"$LOG"
 	log_poller
-	assert_equal "$(lines_out)" "failed 0000:e3:00.4 i-1 $TS1"
+	assert_equal "$(lines_out)" "ok 0000:e3:00.4 i-1 $TS1"
 	target 0000:e3:00.4 i-1 "$TS2" "" "$CTL" "$LOG" >"$TARGETS"
 	next_scan
-	assert_equal "$(lines_out | tail -1)" "failed 0000:e3:00.4 i-1 $TS2"
+	assert_equal "$(lines_out | tail -1)" "ok 0000:e3:00.4 i-1 $TS2"
 	target 0000:e3:00.5 i-1 "$TS2" "" "$CTL" "$LOG" >"$TARGETS"
 	next_scan
-	assert_equal "$(lines_out | tail -1)" "failed 0000:e3:00.5 i-1 $TS2"
+	assert_equal "$(lines_out | tail -1)" "ok 0000:e3:00.5 i-1 $TS2"
 	assert_equal "$(lines_out | wc -l)" 3
 }
 
 @test "log source: vanished targets drop their tail state" {
-	{ marker_failed; echo; } >"$LOG"
+	{ marker_ok; echo; } >"$LOG"
 	log_poller
 	assert_equal "$(lines_out | wc -l)" 1
 	: >"$TARGETS"
@@ -169,7 +197,7 @@ failed_line() {
 	    '{check:"failed",vf_address:"0000:e3:00.4",instance_id:$id,assigned_at:$at,nvrm:$n}'
 }
 
-@test "kernel line: the guest kernel's own RmInitAdapter line counts without an agent, once, after its time prefix" {
+@test "kernel line: the guest kernel's own RmInitAdapter line counts without an agent, after its time prefix, until the store holds it" {
 	{
 		echo "root@vm:~# echo '$NVRM' >/dev/kmsg"
 		echo "+ echo '$NVRM'"
@@ -186,12 +214,14 @@ failed_line() {
 	assert_output "$(failed_line "$NVRM")"
 	log_poller
 	next_scan
-	assert_equal "$(lines_out)" "failed 0000:e3:00.4 i-1 $TS1"
-	next_scan
-	assert_equal "$(lines_out)" "failed 0000:e3:00.4 i-1 $TS1"
+	assert_equal "$(lines_out | uniq)" "failed 0000:e3:00.4 i-1 $TS1"
+	reported_again
+	store_holds 0000:e3:00.4 i-1 "$TS1"
+	not_reported_again
+	# Held, the assignment's failure is not reported again, even by a
+	# new line.
 	echo "$NVRM" >>"$LOG"
-	next_scan
-	assert_equal "$(lines_out | sort | uniq -c | awk '{ print $1 }')" 2
+	not_reported_again
 }
 
 @test "kernel line: off never counts it, on and auto do; a bad mode is a configuration error" {
@@ -262,4 +292,162 @@ unknown 0000:e3:00.4 i-1"
 	run -0 --separate-stderr poll_once
 	assert_equal "$(jq -r 'select(.instance_id | startswith("kernel-match-")) | .check' <<<"$output" | grep -c failed)" 23
 	assert_equal "$(jq -r 'select(.instance_id | startswith("kernel-nomatch-")) | "\(.check) \(.instance_id)"' <<<"$output")" ''
+}
+
+# unpolled_warns REASON: the warn lines for a target not checked for
+# REASON, as "instance path", one a line.
+unpolled_warns() {
+	jq -r --arg r "$1" 'select(.level == "warn" and .unpolled == $r) |
+	    "\(.instance_id) \(.path)"' "$T/err"
+}
+
+@test "console log: /dev/zero, a FIFO or a directory is refused at once; the other target is reported" {
+	mkfifo "$T/fifo"
+	mkdir "$T/dir"
+	ln -s /dev/zero "$T/zero-link"
+	{ marker_failed; echo; } >"$LOG"
+	{
+		target 0000:e3:00.4 i-1 "$TS1" "" "$CTL" /dev/zero
+		target 0000:e3:00.5 i-2 "$TS1" "" "$CTL" "$T/fifo"
+		target 0000:e3:00.6 i-3 "$TS1" "" "$CTL" "$T/dir"
+		target 0000:e3:00.7 i-4 "$TS1" "" "$CTL" "$T/zero-link"
+		target 0000:e3:00.4 i-5 "$TS1" "" "$CTL" "$LOG"
+	} >"$TARGETS"
+	run -0 --separate-stderr timeout -k 1 5 sentinel-poll --sysfs-root "$SYSFS" \
+	    --data-dir "$DATA" --targets "$TARGETS" --once
+	assert_equal "$(checks_of)" "failed 0000:e3:00.4 i-5"
+	printf '%s\n' "$stderr" >"$T/err"
+	assert_equal "$(jq -r 'select(.msg == "console log is not a regular file") | "\(.level) \(.instance_id) \(.path) \(.unpolled)"' "$T/err")" \
+	    "warn i-1 /dev/zero console_unreadable
+warn i-2 $T/fifo console_unreadable
+warn i-3 $T/dir console_unreadable
+warn i-4 $T/zero-link console_unreadable"
+}
+
+@test "console log: each scan reads at most sentinel.console_read_max bytes; the next goes on where it stopped" {
+	local n
+	echo 'sentinel.console_read_max = 65536' >"$VFSENTINEL_CONF"
+	# 200,000 bytes of lines, then a marker: past the bound of one scan.
+	{
+		for n in $(seq 1 2000); do printf '%099d\n' "$n"; done
+		marker_failed
+		echo
+	} >"$LOG"
+	run -0 --separate-stderr poll_once --source log
+	assert_output ''
+	log_poller
+	wait_for grep -q '"check":"failed"' "$T/out" ||
+	    wait_for grep -q '"check":"failed"' "$T/out"
+	# Four scans at least: 65,536 bytes a scan.
+	[ "$(grep -c '"msg":"scan finished"' "$T/err")" -ge 4 ]
+}
+
+@test "console log: the rest of a file virtlogd rotated to LOG.0 is read, within the bound, before the new file" {
+	local n
+	echo 'sentinel.console_read_max = 65536' >"$VFSENTINEL_CONF"
+	printf 'boot\n' >"$LOG"
+	log_poller
+	# virtlogd's rotation: LOG becomes LOG.0 holding 150,000 more bytes
+	# and a FAILED marker (two scans' worth), and a new LOG starts.
+	{
+		for n in $(seq 1 1500); do printf '%099d\n' "$n"; done
+		marker_failed
+		echo
+	} >>"$LOG"
+	mv "$LOG" "$LOG.0"
+	echo 'new boot' >"$LOG"
+	wait_for grep -q '"check":"failed"' "$T/out" ||
+	    wait_for grep -q '"check":"failed"' "$T/out"
+	{ marker_ok; echo; } >>"$LOG"
+	wait_for grep -q '"check":"ok"' "$T/out" ||
+	    wait_for grep -q '"check":"ok"' "$T/out"
+}
+
+@test "console log: sentinel.console_read_max is at least 65536" {
+	echo 'sentinel.console_read_max = 65535' >"$VFSENTINEL_CONF"
+	run -78 --separate-stderr poll_once
+	[[ $stderr == *'sentinel.console_read_max'* ]]
+	echo 'sentinel.console_read_max = 65536' >"$VFSENTINEL_CONF"
+	run -0 --separate-stderr poll_once
+}
+
+# stops_within_1s PID: SIGTERM ends PID with 0 within a second.
+stops_within_1s() {
+	local t0 rc=0 i ms
+	t0=$(date +%s%N)
+	kill -TERM "$1"
+	for ((i = 0; i < 60; i++)); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$1" 2>/dev/null; then
+		kill -KILL "$1"
+		wait "$1" 2>/dev/null || true
+		fail "still running 3 s after SIGTERM"
+	fi
+	wait "$1" || rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	[ "$rc" -eq 0 ] || fail "exit $rc"
+	[ "$ms" -lt 1000 ] || fail "ended $ms ms after SIGTERM"
+}
+
+@test "console log: a log far larger than a scan reads holds up no other target, and SIGTERM still ends sentinel-poll within 1 s" {
+	# A terabyte (sparse) that a writer keeps growing: more than any
+	# scan can read, as a log written faster than it is parsed.
+	truncate -s 1T "$T/huge.log"
+	(exec 3>&-; while :; do truncate -s +1G "$T/huge.log"; sleep 0.1; done) &
+	local w=$!
+	bg_track $w
+	{ marker_ok; echo; } >"$LOG"
+	{
+		target 0000:e3:00.4 i-1 "$TS1" "" "$CTL" "$T/huge.log"
+		target 0000:e3:00.5 i-2 "$TS1" "" "$CTL" "$LOG"
+	} >"$TARGETS"
+	run -0 --separate-stderr timeout -k 1 5 sentinel-poll --sysfs-root "$SYSFS" \
+	    --data-dir "$DATA" --targets "$TARGETS" --once
+	assert_equal "$(checks_of)" "ok 0000:e3:00.5 i-2"
+	sentinel-poll --sysfs-root "$SYSFS" --data-dir "$DATA" \
+	    --targets "$TARGETS" --interval 1 --log-level debug \
+	    >"$T/out" 2>"$T/err" 3>&- &
+	local pid=$!
+	bg_track $pid
+	wait_for scans_ge 2
+	stops_within_1s $pid
+	kill $w
+}
+
+@test "console log: SIGTERM ends sentinel-poll within 1 s in its read of one huge scan" {
+	echo 'sentinel.console_read_max = 1073741824' >"$VFSENTINEL_CONF"
+	truncate -s 1T "$LOG"
+	sentinel-poll --sysfs-root "$SYSFS" --data-dir "$DATA" \
+	    --targets "$TARGETS" --interval 1 >"$T/out" 2>"$T/err" 3>&- &
+	local pid=$!
+	bg_track $pid
+	# Reading its gigabyte by now.
+	sleep 0.3
+	stops_within_1s $pid
+}
+
+@test "console log: SIGTERM ends sentinel-poll within 1 s while the store lock is held" {
+	vfstore --data-dir "$DATA" init >/dev/null 2>&1
+	lock_hold "$DATA/gpu/lock" -x
+	sentinel-poll --sysfs-root "$SYSFS" --data-dir "$DATA" \
+	    --lock-timeout 30 --interval 1 >"$T/out" 2>"$T/err" 3>&- &
+	local pid=$!
+	bg_track $pid
+	# In its lock wait (of 30 s) by now.
+	sleep 1
+	stops_within_1s $pid
+	lock_release
+}
+
+@test "console log: --once with /dev/zero as console log finishes, and reports the other target" {
+	{
+		target 0000:e3:00.4 i-1 "$TS1" "" "$CTL" /dev/zero
+		target 0000:e3:00.5 i-2 "$TS1" "" "$CTL" "$LOG"
+	} >"$TARGETS"
+	{ marker_failed; echo; } >"$LOG"
+	run -0 --separate-stderr timeout -k 1 5 sentinel-poll --sysfs-root "$SYSFS" \
+	    --data-dir "$DATA" --targets "$TARGETS" --once
+	assert_equal "$(checks_of)" "failed 0000:e3:00.5 i-2"
 }

@@ -113,3 +113,82 @@ quarantined() {
 	assert_equal "$(jq -s 'length' <<<"$output")" 8
 	assert_equal "$(jq -s '[.[].failures | length] | add' <<<"$output")" 8
 }
+
+# failures_of VF: how many failures the store holds for VF (0: none).
+failures_of() {
+	vfstore --data-dir "$DATA" show --vf "$1" 2>/dev/null |
+	    jq -r '.failures | length' 2>/dev/null || echo 0
+}
+
+# apply_failed INSTANCE: vfstore apply answered a line of INSTANCE with an
+# error (the store lock was held).
+apply_failed() {
+	grep -q "^{\"error\":\"lock .*\"instance_id\":\"$1\"" "$T/apply"
+}
+
+# held_in_store VF...: each VF has its one failure in the store.
+held_in_store() {
+	local vf
+	for vf in "$@"; do
+		[ "$(failures_of "$vf")" = 1 ] || return 1
+	done
+}
+
+@test "pipeline: what the sentinel saw while the store lock was held reaches the store once it is free" {
+	local pid n
+	vfstore --data-dir "$DATA" init >/dev/null 2>&1
+	answer_guest a2 UNKNOWN
+	{
+		target 0000:e3:00.4 i-1 "$TS1" "" "$CTL" "$T/kernel.log"
+		target 0000:e3:00.5 i-2 "$TS1" "unix:$G/a2" "$CTL"
+		target 0000:e3:00.6 i-3 "$TS1" "" "$CTL" "$T/marker.log"
+	} >"$TARGETS"
+	printf 'SeaBIOS\r\n' >"$T/kernel.log"
+	printf 'login: \n' >"$T/marker.log"
+	sentinel-poll --sysfs-root "$SYSFS" --data-dir "$DATA" \
+	    --targets "$TARGETS" --interval 1 --log-level debug 2>"$T/err" |
+	    vfstore --data-dir "$DATA" --lock-timeout 1 apply >"$T/apply" \
+	    2>"$T/apply.err" 3>&- &
+	pid=$!
+	bg_track $pid
+	wait_for scans_ge 1
+	lock_hold "$DATA/gpu/lock" -x
+	# Each is seen once while the lock is held, and apply cannot save it.
+	printf '[   12.345678] %s\r\n' "$NVRM" >>"$T/kernel.log"
+	answer_set a2 FAILED
+	{ marker_failed; echo; } >>"$T/marker.log"
+	wait_long apply_failed i-1
+	wait_long apply_failed i-2
+	wait_long apply_failed i-3
+	# The agent then goes away: its FAILED answer is not given again.
+	rm -f "$G/a2"
+	n=$(grep -c '"msg":"scan finished"' "$T/err")
+	wait_long scans_ge $((n + 2))
+	lock_release
+	wait_long held_in_store 0000:e3:00.4 0000:e3:00.5 0000:e3:00.6
+	kill -0 $pid
+	# Once the store holds them they are not reported again.
+	n=$(wc -l <"$T/apply")
+	wait_long scans_ge $(($(grep -c '"msg":"scan finished"' "$T/err") + 2))
+	assert_equal "$(jq -r 'select(.check == "failed") | .instance_id' \
+	    <(tail -n +$((n + 1)) "$T/apply"))" ''
+}
+
+@test "pipeline: a repeated failure costs vfstore apply nothing: answered from its cache while another process holds the lock" {
+	vfstore --data-dir "$DATA" init >/dev/null 2>&1
+	vfstore --data-dir "$DATA" report-failure --vf 0000:e3:00.4 \
+	    --instance i-1 --assigned-at "$TS1" >/dev/null
+	local before line
+	before=$(sha "$DATA/gpu/vf-health.json")
+	line=$(jq -cn --arg n "$NVRM" --arg at "$TS1" \
+	    '{check:"failed",vf_address:"0000:e3:00.4",instance_id:"i-1",assigned_at:$at,nvrm:$n}')
+	printf '%s\n%s\n' "$line" "$line" >"$T/in"
+	lock_hold "$DATA/gpu/lock" -x
+	run -0 --separate-stderr vfstore --data-dir "$DATA" --lock-timeout 5 \
+	    apply <"$T/in"
+	lock_release
+	assert_equal "$(jq -r '"\(.outcome) \(.failures) \(.error)"' <<<"$output")" \
+	    "unchanged 1 null
+unchanged 1 null"
+	assert_equal "$(sha "$DATA/gpu/vf-health.json")" "$before"
+}

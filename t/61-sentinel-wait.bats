@@ -154,8 +154,8 @@ out_has() {
 	ts=$(metric vfsentinel_sentinel_last_scan_timestamp_seconds)
 	awk -v t="$ts" -v a="$before" -v b="$after" \
 	    'BEGIN { exit !(t + 0 >= a && t + 0 <= b + 1) }'
-	[ "$(grep -c '^# TYPE vfsentinel_sentinel_[a-z_]* gauge$' "$PROM")" -eq 4 ]
-	[ "$(grep -c '^# HELP vfsentinel_sentinel_' "$PROM")" -eq 4 ]
+	[ "$(grep -c '^# TYPE vfsentinel_sentinel_[a-z_]* gauge$' "$PROM")" -eq 5 ]
+	[ "$(grep -c '^# HELP vfsentinel_sentinel_' "$PROM")" -eq 5 ]
 	need_tool promtool
 	run -0 "$VFS_TOOLS/promtool" check metrics <"$PROM"
 	assert_output ''
@@ -192,4 +192,84 @@ out_has() {
 	[[ $stderr == *--framework-recheck* ]]
 	run -64 --separate-stderr sentinel-poll --metrics-file
 	[[ $stderr == *--metrics-file* ]]
+}
+
+# as_sentinel CMD...: CMD as the packaged sentinel runs: not root (nobody
+# here), holding only CAP_DAC_READ_SEARCH.
+as_sentinel() {
+	setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		--inh-caps=-all,+dac_read_search \
+		--ambient-caps=-all,+dac_read_search "$@"
+}
+
+# unpolled_warns: the warn lines of targets not checked, as
+# "instance reason", sorted.
+unpolled_warns() {
+	jq -r 'select(.level == "warn" and .unpolled != null) |
+	    "\(.instance_id) \(.unpolled)"' "$T/err" | sort
+}
+
+@test "metrics: targets not checked are counted by the first reason that applies, each warned once with vf, path and fix" {
+	need_tool setpriv
+	enable_vfs
+	guests g1=unknown g2=unknown
+	# g1 is open to the sentinel's user; g2 is root's (0755), as a
+	# channel socket QEMU made that nobody granted.
+	chmod 0777 "$G/g1"
+	mkfifo "$T/fifo"
+	: >"$T/notasocket"
+	mkdir -p "$T/prom"
+	chown nobody "$T/prom"
+	{
+		target 0000:e3:00.4 i-1 "$TS1" "" "$CTL"
+		target 0000:e3:00.5 i-2 "$TS1" "unix:$G/g2" "$CTL"
+		target 0000:e3:00.6 i-3 "$TS1" "unix:$G/g1" "$G/gone.qmp"
+		target 0000:e3:00.7 i-4 "$TS1" "unix:$G/g1" "$T/notasocket"
+		target 0000:e3:00.4 i-5 "$TS1" "" "$CTL" "$T/fifo"
+		target 0000:e3:00.5 i-6 "$TS1" "unix:$G/g1" "$CTL"
+		target 0000:e3:00.6 i-7 "$TS1" "" "" "$T/fifo"
+		target 0000:e3:00.7 i-8 "$TS1" "unix:$G/g2" "$CTL" "$T/fifo"
+	} >"$TARGETS"
+	as_sentinel sentinel-poll --sysfs-root "$SYSFS" --data-dir "$DATA" \
+	    --targets "$TARGETS" --interval 1 --metrics-file "$PROM" \
+	    --log-level debug >"$T/out" 2>"$T/err" 3>&- &
+	bg_track $!
+	wait_for scans_ge 3 || wait_for scans_ge 3
+	assert_equal "$(grep '^vfsentinel_sentinel_unpolled_targets' "$PROM")" \
+	    'vfsentinel_sentinel_unpolled_targets{reason="no_source"} 1
+vfsentinel_sentinel_unpolled_targets{reason="permission"} 2
+vfsentinel_sentinel_unpolled_targets{reason="vmm_not_alive"} 1
+vfsentinel_sentinel_unpolled_targets{reason="vmm_uncertain"} 2
+vfsentinel_sentinel_unpolled_targets{reason="console_unreadable"} 1'
+	metric_is vfsentinel_sentinel_targets 8
+	# Three scans, one warning each (debug after).
+	assert_equal "$(unpolled_warns)" "i-1 no_source
+i-2 permission
+i-3 vmm_not_alive
+i-4 vmm_uncertain
+i-5 console_unreadable
+i-7 vmm_uncertain
+i-8 permission"
+	run -0 jq -r 'select(.level == "warn" and .unpolled != null) |
+	    select(.vf == null or .fix == null or .fix == "") | .instance_id' \
+	    "$T/err"
+	assert_output ''
+	run -0 jq -r 'select(.level == "warn" and .unpolled == "permission") |
+	    "\(.instance_id) \(.source) \(.path) \(.error)"' "$T/err"
+	assert_output "i-2 endpoint unix:$G/g2 Permission denied
+i-8 endpoint unix:$G/g2 Permission denied"
+	run -0 jq -r 'select(.level == "warn" and .unpolled == "console_unreadable") |
+	    "\(.msg) \(.path)"' "$T/err"
+	assert_output "console log is not a regular file $T/fifo"
+	[[ $(jq -r 'select(.unpolled == "no_source") | .fix' "$T/err" | head -1) == *"<log file="* ]]
+	[[ $(jq -r 'select(.unpolled == "permission") | .fix' "$T/err" | head -1) == *CAP_DAC_READ_SEARCH*security.md* ]]
+	[ "$(jq -r 'select(.level == "debug" and .unpolled == "no_source") | .instance_id' "$T/err" | wc -l)" -ge 2 ]
+	out_has unknown i-6
+}
+
+@test "metrics: every unpolled reason is written, 0 when none" {
+	enable_vfs
+	: >"$TARGETS"
+	run -0 --separate-stderr poll_once --metrics-file "$PROM"
+	assert_equal "$(grep -c '^vfsentinel_sentinel_unpolled_targets{reason="[a-z_]*"} 0$' "$PROM")" 5
 }

@@ -29,8 +29,9 @@ write_textfiles() {
 	# shellcheck disable=SC2086
 	resources-report $o --format prometheus \
 	    --output "$1/vfsentinel-resources.prom" 2>/dev/null || return 1
+	: >"$T/no-targets"
 	# shellcheck disable=SC2086
-	sentinel-poll $o --once --targets /dev/null \
+	sentinel-poll $o --once --targets "$T/no-targets" \
 	    --metrics-file "$1/vfsentinel-poller.prom" 2>/dev/null || return 1
 	DEV=$SYSFS/sys/bus/pci/devices
 	mk_sriov_card 0000:e3:00.0 0000:e3:00.4

@@ -61,10 +61,12 @@ slot_end(struct checkpool *cp, struct checkpool_slot *s,
     enum checkpool_verdict v, const char *detail, checkpool_done_fn *done,
     void *arg)
 {
+	int err = v == CP_RPC_ERROR && detail == s->gc.why ? s->gc.err : 0;
+
 	if (s->gc.fd != -1)
 		cp->busy--;
 	guestcheck_end(&s->gc);
-	done(arg, s->tag, v, detail);
+	done(arg, s->tag, v, detail, err);
 }
 
 /*

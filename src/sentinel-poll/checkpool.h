@@ -33,9 +33,11 @@ enum checkpool_verdict {
 /* "ok", "failed", "unknown", "rpc_error", "unsupported_agent" (static). */
 const char *checkpool_verdict_name(enum checkpool_verdict v);
 
-/* A check ended; detail is NULL for ok, unknown and unsupported. */
+/* A check ended; detail is NULL for ok, unknown and unsupported; err is
+ * the errno of a failed connect, send or read (EACCES: the endpoint's
+ * socket may not be used), else 0. */
 typedef void checkpool_done_fn(void *arg, const void *tag,
-    enum checkpool_verdict v, const char *detail);
+    enum checkpool_verdict v, const char *detail, int err);
 
 struct checkpool_slot {
 	struct guestcheck gc;		/* gc.fd -1: a free slot */

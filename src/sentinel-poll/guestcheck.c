@@ -18,6 +18,7 @@ static enum guestcheck_status
 fail(struct guestcheck *c, const char *why)
 {
 	(void)snprintf(c->why, sizeof(c->why), "%s", why);
+	c->err = 0;
 	return GC_FAILED;
 }
 
@@ -25,6 +26,7 @@ static enum guestcheck_status
 fail_errno(struct guestcheck *c, const char *what, int err)
 {
 	(void)snprintf(c->why, sizeof(c->why), "%s: %s", what, strerror(err));
+	c->err = err;
 	return GC_FAILED;
 }
 
@@ -35,6 +37,7 @@ guestcheck_start(struct guestcheck *c, const struct endpoint *ep,
 	c->len = 0;
 	c->sent = 0;
 	c->why[0] = '\0';
+	c->err = 0;
 	c->ep = *ep;
 	c->request = request;
 	if ((c->fd = endpoint_connect(&c->ep)) == -1) {

@@ -43,6 +43,8 @@ struct guestcheck {
 	size_t cap;
 	size_t reply_len;		/* GC_REPLY: the line, without '\n' */
 	char why[256];			/* GC_FAILED: what failed */
+	int err;			/* GC_FAILED: its errno, 0 for none
+					 * (a bad reply, a timeout) */
 };
 
 /*

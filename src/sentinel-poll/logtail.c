@@ -249,74 +249,160 @@ logtails_sweep(struct logtails *ts)
 	}
 }
 
+static bool
+stopped(const struct logtail_io *io)
+{
+	return io->stop != NULL && io->stop(io->arg);
+}
+
+/* What one pass may still read, and whether the bound cut it. */
+struct budget {
+	unsigned long long left;
+	bool cut;
+};
+
 /*
- * Feeds fd from f's offset to its end; a partial last line waits.
- * 0, or -1/ENOMEM; a read error is passed to report.
+ * Feeds fd from f's offset to its end or the end of b; a partial last
+ * line waits (it is read again by the next pass). 0, or -1/ENOMEM; a
+ * read error is passed to io->report.
  */
 static int
 file_read(struct logtails *ts, struct logtail_file *f, int fd,
-    const char *path, logtail_error_fn *report, void *arg)
+    const char *path, const struct logtail_io *io, struct budget *b)
 {
-	size_t have = 0;
-	ssize_t n, used;
+	size_t have = 0, want;
+	ssize_t n = 0, used;
 
 	for (;;) {
-		n = pread(fd, ts->buf + have, LOGTAIL_LINE_MAX + 1 - have,
+		if (stopped(io))
+			break;
+		want = LOGTAIL_LINE_MAX + 1 - have;
+		if (want > b->left)
+			want = (size_t)b->left;
+		if (want == 0) {
+			b->cut = true;
+			break;
+		}
+		n = pread(fd, ts->buf + have, want,
 		    (off_t)(f->lt.offset + have));
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
+		b->left -= (unsigned long long)n;
 		have += (size_t)n;
 		if ((used = logtail_feed(&f->lt, ts->buf, have)) == -1)
 			return -1;
 		memmove(ts->buf, ts->buf + used, have - (size_t)used);
 		have -= (size_t)used;
 	}
-	if (n == -1 && report != NULL)
-		report(arg, path, false, errno);
+	if (n == -1 && io->report != NULL)
+		io->report(io->arg, path, LOGTAIL_READ, errno);
 	return 0;
 }
 
-/* The log was rotated: finish PATH.1 from the old offset, restart. */
+/*
+ * Opens path for reading if it is a regular file, without blocking; -1
+ * with errno, or EINVAL for any other kind of file. stat(2) comes first:
+ * merely opening some devices acts (a watchdog arms, a tape rewinds), and
+ * a domain's author chooses the path. fstat(2) then checks what was
+ * opened. st gets its status.
+ */
 static int
-file_rotated(struct logtails *ts, struct logtail_file *f, const char *path,
-    logtail_error_fn *report, void *arg)
+open_regular(const char *path, struct stat *st)
 {
-	char old[PATH_MAX];
-	int fd, rc = 0, n;
+	int fd;
 
-	n = snprintf(old, sizeof(old), "%s.1", path);
-	if (n >= 0 && (size_t)n < sizeof(old) &&
-	    (fd = open(old, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) != -1) {
-		rc = file_read(ts, f, fd, old, report, arg);
+	if (stat(path, st) == -1)
+		return -1;
+	if (!S_ISREG(st->st_mode)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1)
+		return -1;
+	if (fstat(fd, st) == -1 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The rotated file that holds the rest of the log f was reading: the one
+ * of PATH.0 (virtlogd) and PATH.1 (logrotate) with f's inode, else, for a
+ * log truncated in place (copytruncate), PATH.1. A descriptor, or -1.
+ */
+static int
+open_rotated(const struct logtail_file *f, const char *path, bool same)
+{
+	static const char *const suffix[] = { ".0", ".1" };
+	char old[PATH_MAX];
+	struct stat st;
+	size_t i;
+	int fd, n;
+
+	for (i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+		n = snprintf(old, sizeof(old), "%s%s", path, suffix[i]);
+		if (n < 0 || (size_t)n >= sizeof(old) ||
+		    (fd = open_regular(old, &st)) == -1)
+			continue;
+		if ((f->ino != 0 && st.st_ino == f->ino) || (same && i == 1))
+			return fd;
 		close(fd);
 	}
-	logtail_restart(&f->lt);
+	return -1;
+}
+
+/*
+ * The log was rotated (same: truncated in place): finish the old file's
+ * rest from the old offset, then restart at 0 of the new one. *done is
+ * false when the bound or a stop cut the rest: the next pass finishes
+ * it first. 0 or -1/ENOMEM.
+ */
+static int
+file_rotated(struct logtails *ts, struct logtail_file *f, const char *path,
+    bool same, const struct logtail_io *io, struct budget *b, bool *done)
+{
+	int fd, rc = 0;
+
+	if ((fd = open_rotated(f, path, same)) != -1) {
+		rc = file_read(ts, f, fd, path, io, b);
+		close(fd);
+	}
+	*done = rc == 0 && !b->cut && !stopped(io);
+	if (*done)
+		logtail_restart(&f->lt);
 	return rc;
 }
 
 int
 logtails_pass(struct logtails *ts, struct logtail_file *f, const char *path,
-    logtail_error_fn *report, void *arg)
+    const struct logtail_io *io)
 {
+	struct budget b = { .left = io->max };
 	struct stat st;
+	bool same, done = true;
 	int fd, rc = 0;
 
+	if (b.left < LOGTAIL_LINE_MAX + 1)
+		b.left = LOGTAIL_LINE_MAX + 1;
 	logtail_pass_begin(&f->lt);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1) {
-		if (report != NULL)
-			report(arg, path, true, errno);
+	if ((fd = open_regular(path, &st)) == -1) {
+		if (io->report != NULL)
+			io->report(io->arg, path, errno == EINVAL ?
+			    LOGTAIL_NOT_REGULAR : LOGTAIL_OPEN,
+			    errno == EINVAL ? 0 : errno);
 		return 0;
 	}
-	if (fstat(fd, &st) == 0) {
-		if ((unsigned long long)st.st_size < f->lt.offset ||
-		    (f->ino != 0 && st.st_ino != f->ino))
-			rc = file_rotated(ts, f, path, report, arg);
+	same = f->ino == 0 || st.st_ino == f->ino;
+	if ((unsigned long long)st.st_size < f->lt.offset || !same)
+		rc = file_rotated(ts, f, path, same, io, &b, &done);
+	if (rc == 0 && done) {
 		f->ino = st.st_ino;
+		rc = file_read(ts, f, fd, path, io, &b);
 	}
-	if (rc == 0)
-		rc = file_read(ts, f, fd, path, report, arg);
 	close(fd);
 	if (rc == -1)
 		errno = ENOMEM;

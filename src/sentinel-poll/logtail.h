@@ -14,7 +14,9 @@
  *
  * struct logtails is the I/O around it: one tail per instance and
  * assignment, read from its console log with pread(2) through one window
- * of LOGTAIL_LINE_MAX + 1 bytes, following a rotation to LOG.1.
+ * of LOGTAIL_LINE_MAX + 1 bytes, following a rotation to LOG.0
+ * (virtlogd) or LOG.1, at most a bound of bytes per pass (SPEC 7.2), and
+ * only from a regular file.
  *
  * Ownership: a struct logtail owns nvrm; a struct logtails owns its
  * array, the strings of each tail and the window. Pointers to a tail are
@@ -84,12 +86,34 @@ struct logtails {
 	char *buf;			/* owned, LOGTAIL_LINE_MAX + 1 */
 };
 
+enum logtail_error {
+	LOGTAIL_OPEN,			/* the log of the pass: stat or open */
+	LOGTAIL_READ,			/* a read failed */
+	LOGTAIL_NOT_REGULAR		/* not a regular file (after links):
+					 * not opened, or not read */
+};
+
 /*
- * A console log at path could not be opened (opening: the log of this
- * pass; a missing LOG.1 is not reported) or read; err is the errno.
+ * A console log at path could not be used: what, and err (the errno;
+ * 0 for LOGTAIL_NOT_REGULAR). A missing rotated file is not reported.
  */
-typedef void logtail_error_fn(void *arg, const char *path, bool opening,
-    int err);
+typedef void logtail_error_fn(void *arg, const char *path,
+    enum logtail_error what, int err);
+
+/* true: end the pass now (a stop signal), with what was read so far. */
+typedef bool logtail_stop_fn(void *arg);
+
+/* How a pass reads; every pointer borrowed. */
+struct logtail_io {
+	unsigned long long max;		/* bytes read per pass at most; a pass
+					 * may read one window (LOGTAIL_LINE_MAX
+					 * + 1) whatever max is, so that an
+					 * over-long line is always passed */
+	logtail_error_fn *report;	/* NULL: none */
+	logtail_stop_fn *stop;		/* NULL: never; asked before each
+					 * read */
+	void *arg;			/* for report and stop */
+};
 
 /* An empty set with its window. 0 or -1/ENOMEM. */
 int logtails_init(struct logtails *ts);
@@ -107,14 +131,19 @@ struct logtail_file *logtails_get(struct logtails *ts,
 
 /*
  * One pass of f over the log at path: forgets the last marker, then
- * feeds the log from f's offset to its end (f->lt.last and f->lt.nvrm
- * are the pass's marker). A log that shrank or has another inode was
- * rotated: the rest of the old file, now PATH.1, is read from the old
- * offset first, then the new one from 0. Open and read errors go to
- * report (NULL: none) and end the pass. 0, or -1/ENOMEM.
+ * feeds the log from f's offset to its end or to io->max bytes read
+ * (f->lt.last and f->lt.nvrm are the pass's marker); the next pass goes
+ * on from there. Anything but a regular file (after links: /dev/zero, a
+ * FIFO, a device whose open would act) is refused before it is opened,
+ * and again after (fstat), without blocking. A log that shrank or has
+ * another inode was rotated: the rest of the old file (PATH.0 or PATH.1
+ * with the old inode; PATH.1 for a log truncated in place) is read from
+ * the old offset first, then the new one from 0; a rest the bound cut
+ * is finished by the next pass first. Errors go to io->report and end
+ * the pass. 0, or -1/ENOMEM.
  */
 int logtails_pass(struct logtails *ts, struct logtail_file *f,
-    const char *path, logtail_error_fn *report, void *arg);
+    const char *path, const struct logtail_io *io);
 
 /* Drops the tails not got since the last sweep. */
 void logtails_sweep(struct logtails *ts);

@@ -1,9 +1,11 @@
 /*
  * poller.c - the scan loop of sentinel-poll (poller.h): the targets and
- * their VMM liveness gate, the guest checks (vsock) and console-log
- * passes (log; the endpoint first, SPEC 6.2), the confirmation of
- * failed/ok verdicts, the wait for the vendor-VFIO framework and the
- * metrics textfile.
+ * their gate (a source, a live VMM), the guest checks (vsock) and
+ * console-log passes (log; the endpoint first, SPEC 6.2), the failures
+ * reported again until the store holds them (SPEC 7.2), the reasons a
+ * target is not checked (SPEC 7.1), the confirmation of failed/ok
+ * verdicts, the wait for the vendor-VFIO framework and the metrics
+ * textfile.
  */
 #include <errno.h>
 #include <poll.h>
@@ -21,12 +23,26 @@
 #include "poller.h"
 #include "pollstat.h"
 #include "sig.h"
+#include "storeread.h"
 #include "sysfs.h"
+#include "unsaved.h"
 #include "wait.h"
 
 #define REQUEST "{\"method\":\"GetGPUInitStatus\"}\n"
 #define CONFIRM_EVERY_MS 250		/* batch the re-reads of the targets */
 #define FAIL_LOG_MS (5 * 60 * 1000)	/* a check failure's warn, per target */
+#define HEALTH_WAIT_MS 250		/* the store lock, to read the health
+					 * store; busy longer: report again */
+
+/* Why one polled target of a scan cannot be fully checked, if it cannot:
+ * the first reason that applies (pollstat.h order). */
+struct note {
+	enum pollstat_reason reason;	/* POLLSTAT_NONE: checked */
+	enum poller_source source;
+	enum logtail_error log;
+	const char *path;		/* borrowed from the target */
+	int err;
+};
 
 struct poller {
 	const struct poller_conf *conf;	/* borrowed */
@@ -35,10 +51,14 @@ struct poller {
 	struct checkpool pool;		/* concurrency checks, tags: targets */
 	struct confirm_batch pend;	/* failed/ok lines to confirm */
 	struct logtails tails;		/* the log source */
+	struct unsaved unsaved;		/* failures the store may not hold */
 	struct stop stop;		/* why the loop ends (wait.h) */
 	struct target_marks skipped;	/* VMM not alive, reported */
 	struct target_marks failing;	/* checks failed: why, when reported */
+	struct target_marks unpolled[POLLSTAT_REASON_N];	/* reported */
 	long long failing_swept;	/* when failing was last swept */
+	const struct targets *polled;	/* the scan's polled targets */
+	struct note *notes;		/* one per polled target */
 	bool table_warned;		/* PROC/net/unix unreadable, reported */
 	bool waiting;			/* no framework, reported */
 	bool metrics_warned;		/* the last metrics write failed */
@@ -64,6 +84,49 @@ stopping(struct poller *p)
 	return stop_check(&p->stop);
 }
 
+/* Waits in ppoll(2), the only place TERM/INT are delivered. */
+static int
+wait_events(struct poller *p, struct pollfd *pfds, size_t n, long long ms)
+{
+	bool gone = false;
+	int r;
+
+	r = wait_fds(pfds, n, p->conf->out_fd, ms, p->conf->run_mask, &gone);
+	if (gone && p->stop.why != STOP_PEER) {
+		tell(p, &(struct poller_event){ .kind = POLLER_EV_PEER_GONE });
+		stop_set(&p->stop, STOP_PEER, 0);
+	}
+	return r;
+}
+
+/*
+ * A point between the parts of a long step (a console log's reads): a
+ * ppoll(2) that does not wait lets a pending TERM/INT in. true when the
+ * program must stop (logtail_stop_fn).
+ */
+static bool
+stop_point(void *arg)
+{
+	struct poller *p = arg;
+	struct pollfd pfd;
+
+	if (!stopping(p))
+		wait_events(p, &pfd, 0, 0);
+	return stopping(p);
+}
+
+/* A nap in a store lock's wait, a stop let in (storeread_wait_fn). */
+static int
+lock_nap(void *arg, long long ms)
+{
+	struct poller *p = arg;
+	struct pollfd pfd;
+
+	if (!stopping(p))
+		wait_events(p, &pfd, 0, ms);
+	return stopping(p) ? -1 : 0;
+}
+
 /* --- targets ------------------------------------------------------------ */
 
 /* The target's agent endpoint is polled (it has one, and the source
@@ -82,15 +145,65 @@ uses_log(const struct poller *p, const struct target *t)
 	    t->app_log[0] != '\0';
 }
 
-/* The target has a transport: an endpoint, a console log or both. */
 static bool
-has_transport(struct poller *p, const struct target *t)
+denied(int err)
 {
-	if (uses_agent(p, t) || uses_log(p, t))
-		return true;
-	tell(p, &(struct poller_event){ .kind = POLLER_EV_NO_ENDPOINT,
-	    .t = t });
-	return false;
+	return err == EACCES || err == EPERM;
+}
+
+/*
+ * t is not checked (or not fully) for ev's reason: counted, and reported
+ * as new (not repeat) the first time, and again every FAIL_LOG_MS while
+ * the target keeps that reason from scan to scan (p->unpolled, swept
+ * after each scan).
+ */
+static void
+unpolled(struct poller *p, struct poller_event *ev)
+{
+	struct target_mark *m;
+	int same = 0;
+
+	ev->kind = POLLER_EV_UNPOLLED;
+	p->stat.unpolled[ev->reason]++;
+	if ((m = target_marks_get(&p->unpolled[ev->reason], ev->t)) == NULL ||
+	    (same = target_mark_repeat(m, pollstat_reason_name(ev->reason),
+	    io_now_ms(), FAIL_LOG_MS)) == -1)
+		out_of_memory(p);
+	ev->repeat = same == 1;
+	tell(p, ev);
+}
+
+/* The polled target t has reason r too (the first that applies wins). */
+static void
+note(struct poller *p, const struct target *t, const struct note *n)
+{
+	struct note *have;
+
+	if (p->notes == NULL || t < p->polled->v ||
+	    t >= p->polled->v + p->polled->n)
+		return;
+	have = &p->notes[t - p->polled->v];
+	if (n->reason < have->reason)
+		*have = *n;
+}
+
+/* After a scan: each polled target's reason, if it has one. */
+static void
+report_notes(struct poller *p)
+{
+	struct poller_event ev;
+	const struct note *n;
+	size_t i;
+
+	for (i = 0; p->notes != NULL && i < p->polled->n; i++) {
+		n = &p->notes[i];
+		if (n->reason == POLLSTAT_NONE)
+			continue;
+		ev = (struct poller_event){ .t = &p->polled->v[i],
+		    .reason = n->reason, .source = n->source, .log = n->log,
+		    .path = n->path, .err = n->err };
+		unpolled(p, &ev);
+	}
 }
 
 /*
@@ -98,34 +211,39 @@ has_transport(struct poller *p, const struct target *t)
  * polled. A stopped or killed VM can keep a stale claim, a VMM killed
  * with SIGKILL leaves its socket file behind, and the dead VM's vsock
  * CID may since belong to an unrelated guest, whose answer would be
- * charged to the old VF. A skip is new (not repeat) once per target
- * skipped in a row (p->skipped).
+ * charged to the old VF. A socket the sentinel may not stat or connect
+ * to is a permission problem, not a dead VM (SPEC 7.1).
  */
 static bool
 vmm_alive(struct poller *p, const struct vmm_listeners *l,
     const struct target *t)
 {
 	const char *cs = t->control_socket, *why;
+	struct poller_event ev = { .t = t, .source = POLLER_SRC_CONTROL,
+	    .path = cs };
 	enum vmm_state st;
-	int err, first;
 
 	if (cs == NULL || cs[0] == '\0') {
-		tell(p, &(struct poller_event){ .kind = POLLER_EV_NO_CONTROL,
-		    .t = t });
+		ev.reason = POLLSTAT_VMM_UNCERTAIN;
+		ev.source = POLLER_SRC_CLAIM;
+		unpolled(p, &ev);
 		return false;
 	}
 	st = vmm_liveness(l, cs, &why);
-	err = errno;
+	ev.err = errno;
 	if (st == VMM_ALIVE) {
 		if (target_marks_has(&p->skipped, t))
 			tell(p, &(struct poller_event){
 			    .kind = POLLER_EV_VMM_BACK, .t = t });
 		return true;
 	}
-	if ((first = target_marks_set(&p->skipped, t)) == -1)
+	if (target_marks_set(&p->skipped, t) == -1)
 		out_of_memory(p);
-	tell(p, &(struct poller_event){ .kind = POLLER_EV_VMM_DOWN, .t = t,
-	    .vmm = st, .why = why, .err = err, .repeat = first != 1 });
+	ev.vmm = st;
+	ev.why = why;
+	ev.reason = denied(ev.err) ? POLLSTAT_PERMISSION : st == VMM_GONE ?
+	    POLLSTAT_VMM_NOT_ALIVE : POLLSTAT_VMM_UNCERTAIN;
+	unpolled(p, &ev);
 	return false;
 }
 
@@ -153,42 +271,53 @@ bad_line(void *arg, unsigned long lineno, const char *why)
 }
 
 /*
- * Lists the targets: those with a transport and, with gate (a scan),
- * whose VMM is alive. The re-read that confirms an assignment has no
- * gate: it only compares the VF and claim time, and must not probe a
- * VMM a second time. quiet: bad --targets lines are not reported again.
+ * Lists every target (quiet: bad --targets lines are not reported
+ * again). The re-read that confirms an assignment only compares the VF
+ * and claim time, and must not probe a VMM a second time.
  */
 static int
-list_targets(struct poller *p, struct targets *ts, bool quiet, bool gate,
+list_targets(struct poller *p, struct targets *all, bool quiet,
     struct targets_why *why)
 {
-	struct targets all = { 0 };
-	struct vmm_listeners l = { 0 };
 	int rc;
-	size_t i;
 
-	rc = targets_list(&p->source, &all, quiet ? NULL : bad_line, p, why);
+	rc = targets_list(&p->source, all, quiet ? NULL : bad_line, p, why);
 	if (rc == -1 && why->nomem)
 		out_of_memory(p);
-	if (rc == 0 && gate)
-		load_listeners(p, &l);
-	for (i = 0; rc == 0 && i < all.n; i++) {
-		if (!has_transport(p, &all.v[i]) ||
-		    (gate && !vmm_alive(p, &l, &all.v[i])))
-			continue;
-		if (targets_add(ts, &all.v[i]) == -1) {
-			out_of_memory(p);
-			rc = -1;
-		}
-	}
-	if (rc == 0 && gate) {
-		target_marks_sweep(&p->skipped);
-		p->stat.targets = all.n;
-		p->stat.polled = ts->n;
-	}
-	vmm_listeners_release(&l);
-	targets_release(&all);
 	return rc;
+}
+
+/*
+ * The scan's gate: copies to ts the targets of all with a source and a
+ * live VMM; each other one is reported with its reason.
+ */
+static void
+gate_targets(struct poller *p, const struct targets *all,
+    struct targets *ts)
+{
+	struct vmm_listeners l = { 0 };
+	const struct target *t;
+	size_t i;
+
+	memset(p->stat.unpolled, 0, sizeof(p->stat.unpolled));
+	load_listeners(p, &l);
+	for (i = 0; i < all->n && !stopping(p); i++) {
+		t = &all->v[i];
+		if (!uses_agent(p, t) && !uses_log(p, t)) {
+			unpolled(p, &(struct poller_event){ .t = t,
+			    .reason = POLLSTAT_NO_SOURCE,
+			    .source = POLLER_SRC_CLAIM });
+			continue;
+		}
+		if (!vmm_alive(p, &l, t))
+			continue;
+		if (targets_add(ts, t) == -1)
+			out_of_memory(p);
+	}
+	target_marks_sweep(&p->skipped);
+	p->stat.targets = all->n;
+	p->stat.polled = ts->n;
+	vmm_listeners_release(&l);
 }
 
 /* --- output ------------------------------------------------------------- */
@@ -257,8 +386,6 @@ static void
 record(struct poller *p, const struct target *t,
     enum checkpool_verdict v, const char *detail)
 {
-	if (v == CP_RPC_ERROR)
-		check_failed(p, t, detail);
 	if (v != CP_FAILED && v != CP_OK)
 		emit_check(p, t, v, detail);
 	else if (confirm_add(&p->pend, t, v, detail) == -1)
@@ -293,13 +420,81 @@ flush_pending(struct poller *p)
 	bool listed;
 	size_t i;
 
-	if (p->pend.n == 0)
+	if (p->pend.n == 0 || stopping(p))
 		return;
-	listed = list_targets(p, &now, true, false, &why) == 0;
+	listed = list_targets(p, &now, true, &why) == 0;
 	for (i = 0; i < p->pend.n; i++)
 		confirm(p, &p->pend.v[i], listed ? &now : NULL, why.text);
 	confirm_clear(&p->pend);
 	targets_release(&now);
+}
+
+/* --- failures reported until the store holds them ----------------------- */
+
+static void
+keep_failure(struct poller *p, const struct target *t,
+    enum unsaved_source src, const char *nvrm)
+{
+	if (unsaved_set(&p->unsaved, t, src, nvrm) == -1)
+		out_of_memory(p);
+}
+
+/* Whether a failure of some listed assignment waits to be reported. */
+static bool
+any_unsaved(struct poller *p, const struct targets *all)
+{
+	struct unsaved_entry *e;
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < all->n; i++)
+		if ((e = unsaved_get(&p->unsaved, &all->v[i])) != NULL &&
+		    unsaved_pending(e))
+			any = true;
+	return any;
+}
+
+/*
+ * SPEC 7.2: each failure seen of a listed assignment (the console's in
+ * this scan, or an agent's FAILED answer of an earlier scan) is reported
+ * again until the store holds the assignment's failure, read under the
+ * shared lock; the store unreadable or its lock busy, it is reported
+ * (vfstore apply answers a repeat from its cache, at no cost). The
+ * assignments no longer listed are forgotten.
+ */
+static void
+report_unsaved(struct poller *p, const struct targets *all)
+{
+	struct storeread_health sh;
+	struct unsaved_entry *e;
+	const struct target *t;
+	size_t i, k;
+
+	if (!any_unsaved(p, all)) {
+		unsaved_sweep(&p->unsaved);
+		return;
+	}
+	if (storeread_health(&sh, p->conf->source.data_dir,
+	    p->conf->threshold, HEALTH_WAIT_MS, lock_nap, p) == -1 &&
+	    errno == ENOMEM)
+		out_of_memory(p);
+	for (i = 0; i < all->n && !stopping(p); i++) {
+		t = &all->v[i];
+		if ((e = unsaved_get(&p->unsaved, t)) == NULL ||
+		    !unsaved_pending(e))
+			continue;
+		if (storeread_holds(&sh, t->vf, t->instance_id,
+		    t->claimed_at)) {
+			unsaved_saved(e);
+			continue;
+		}
+		for (k = 0; k < UNSAVED_N; k++)
+			if (e->nvrm[k] != NULL && (k != UNSAVED_AGENT ||
+			    !e->fresh[k]))
+				record(p, t, CP_FAILED, e->nvrm[k]);
+	}
+	storeread_release(&sh);
+	unsaved_sweep(&p->unsaved);
 }
 
 /* --- guest checks ------------------------------------------------------- */
@@ -322,29 +517,30 @@ agent_answered(struct poller *p, const struct target *t)
 		f->agent_answered = true;
 }
 
-/* A check ended (checkpool_done_fn): record its verdict. */
+/*
+ * A check ended (checkpool_done_fn): record its verdict. A FAILED answer
+ * is also kept until the store holds it, an OK one forgets it; an
+ * endpoint the sentinel may not connect to is a permission reason.
+ */
 static void
 check_done(void *arg, const void *tag, enum checkpool_verdict v,
-    const char *detail)
+    const char *detail, int err)
 {
+	struct poller *p = arg;
+	const struct target *t = tag;
+
 	if (v == CP_OK || v == CP_FAILED || v == CP_UNKNOWN)
-		agent_answered(arg, tag);
-	record(arg, tag, v, detail);
-}
-
-/* Waits in ppoll(2), the only place TERM/INT are delivered. */
-static int
-wait_events(struct poller *p, struct pollfd *pfds, size_t n, long long ms)
-{
-	bool gone = false;
-	int r;
-
-	r = wait_fds(pfds, n, p->conf->out_fd, ms, p->conf->run_mask, &gone);
-	if (gone && p->stop.why != STOP_PEER) {
-		tell(p, &(struct poller_event){ .kind = POLLER_EV_PEER_GONE });
-		stop_set(&p->stop, STOP_PEER, 0);
-	}
-	return r;
+		agent_answered(p, t);
+	if (v == CP_FAILED)
+		keep_failure(p, t, UNSAVED_AGENT, detail);
+	else if (v == CP_OK)
+		unsaved_clear(&p->unsaved, t, UNSAVED_AGENT);
+	if (v == CP_RPC_ERROR && denied(err))
+		note(p, t, &(struct note){ .reason = POLLSTAT_PERMISSION,
+		    .source = POLLER_SRC_AGENT, .path = t->vsock, .err = err });
+	else if (v == CP_RPC_ERROR)
+		check_failed(p, t, detail);
+	record(p, t, v, detail);
 }
 
 /* Starts checks until the slots are full or the targets run out. */
@@ -397,13 +593,33 @@ vsock_scan(struct poller *p, const struct targets *ts)
 
 /* --- the console-log source --------------------------------------------- */
 
-/* A console log that cannot be opened (yet) or read (logtail_error_fn). */
+/* The target whose console log a pass reads, for its errors. */
+struct log_pass {
+	struct poller *p;
+	const struct target *t;
+};
+
+/*
+ * A console log that cannot be used (logtail_error_fn): denied is a
+ * permission reason, anything else (not a regular file, missing, a read
+ * error) console_unreadable.
+ */
 static void
-log_error(void *arg, const char *path, bool opening, int err)
+log_error(void *arg, const char *path, enum logtail_error what, int err)
 {
-	tell(arg, &(struct poller_event){ .kind = opening ?
-	    POLLER_EV_LOG_OPEN : POLLER_EV_LOG_READ, .path = path,
-	    .err = err });
+	struct log_pass *lp = arg;
+
+	note(lp->p, lp->t, &(struct note){ .reason = denied(err) ?
+	    POLLSTAT_PERMISSION : POLLSTAT_CONSOLE_UNREADABLE,
+	    .source = POLLER_SRC_CONSOLE, .log = what,
+	    .path = lp->t->app_log, .err = err });
+	(void)path;
+}
+
+static bool
+log_stop(void *arg)
+{
+	return stop_point(((struct log_pass *)arg)->p);
 }
 
 /* Whether the pass's kernel line of f counts (SPEC 6.2). */
@@ -423,32 +639,41 @@ kernel_counts(const struct poller *p, const struct logtail_file *f)
 	return !f->agent_answered;
 }
 
-/* One pass over every target's console log (logtail.h): the markers,
- * then the guest kernel's own line as a check line of its own. */
+/*
+ * One pass over every target's console log (logtail.h), each at most
+ * console_read_max bytes: an OK marker is written (it forgets the
+ * console's failure), a FAILED marker and the guest kernel's own line
+ * wait for the store's word (report_unsaved).
+ */
 static void
 log_scan(struct poller *p, const struct targets *ts)
 {
+	struct log_pass lp = { .p = p };
+	struct logtail_io io = { .max = p->conf->console_read_max,
+	    .report = log_error, .stop = log_stop, .arg = &lp };
 	const struct target *t;
 	struct logtail_file *f;
 	size_t i;
 
 	for (i = 0; i < ts->n && !stopping(p); i++) {
-		t = &ts->v[i];
+		t = lp.t = &ts->v[i];
 		if (!uses_log(p, t))
 			continue;
 		f = logtails_get(&p->tails, t->instance_id, t->vf,
 		    t->claimed_at);
 		if (f == NULL || logtails_pass(&p->tails, f, t->app_log,
-		    log_error, p) == -1) {
+		    &io) == -1) {
 			out_of_memory(p);
 			return;
 		}
-		if (f->lt.last == GUEST_MARKER_FAILED)
-			record(p, t, CP_FAILED, f->lt.nvrm);
-		else if (f->lt.last == GUEST_MARKER_OK)
+		if (f->lt.last == GUEST_MARKER_FAILED) {
+			keep_failure(p, t, UNSAVED_MARKER, f->lt.nvrm);
+		} else if (f->lt.last == GUEST_MARKER_OK) {
+			unsaved_clear(&p->unsaved, t, UNSAVED_MARKER);
 			record(p, t, CP_OK, NULL);
+		}
 		if (kernel_counts(p, f))
-			record(p, t, CP_FAILED, f->lt.kernel);
+			keep_failure(p, t, UNSAVED_KERNEL, f->lt.kernel);
 	}
 	if (!stopping(p))
 		logtails_sweep(&p->tails);
@@ -456,32 +681,55 @@ log_scan(struct poller *p, const struct targets *ts)
 
 /* --- the scan loop ------------------------------------------------------ */
 
+/* The scan of the targets listed (all): the polled ones' checks and
+ * console passes, the failures to report again, then the reasons. */
 static void
-scan(struct poller *p)
+scan_listed(struct poller *p, const struct targets *all)
 {
 	struct targets ts = { 0 };
 	long long start = io_now_ms();
+	size_t i;
+
+	gate_targets(p, all, &ts);
+	p->polled = &ts;
+	if (ts.n > 0 && (p->notes = calloc(ts.n, sizeof(*p->notes))) == NULL)
+		out_of_memory(p);
+	for (i = 0; p->notes != NULL && i < ts.n; i++)
+		p->notes[i].reason = POLLSTAT_NONE;
+	if (!p->conf->no_agent && !stopping(p))
+		vsock_scan(p, &ts);
+	if (!p->conf->no_log && !stopping(p))
+		log_scan(p, &ts);
+	if (!stopping(p))
+		report_unsaved(p, all);
+	flush_pending(p);
+	if (!stopping(p))
+		report_notes(p);
+	for (i = 0; i < POLLSTAT_REASON_N && !stopping(p); i++)
+		target_marks_sweep(&p->unpolled[i]);
+	tell(p, &(struct poller_event){ .kind = POLLER_EV_SCAN,
+	    .listed = all->n, .polled = ts.n, .ms = io_now_ms() - start });
+	free(p->notes);
+	p->notes = NULL;
+	p->polled = NULL;
+	targets_release(&ts);
+}
+
+static void
+scan(struct poller *p)
+{
+	struct targets all = { 0 };
 	struct targets_why why;
 
-	if (list_targets(p, &ts, false, true, &why) == -1) {
-		if (p->stop.why == STOP_MEMORY)
-			goto out;
+	if (list_targets(p, &all, false, &why) == 0) {
+		scan_listed(p, &all);
+	} else if (p->stop.why == RUNNING) {
 		tell(p, &(struct poller_event){ .kind = POLLER_EV_LIST_FAILED,
 		    .why = why.text });
 		emit(p, json_pack("{s:s, s:o}", "check", "list_error", "error",
 		    jsonl_string_lossy(why.text, strlen(why.text))));
-	} else {
-		if (!p->conf->no_agent)
-			vsock_scan(p, &ts);
-		if (!p->conf->no_log && !stopping(p))
-			log_scan(p, &ts);
 	}
-	flush_pending(p);
-	tell(p, &(struct poller_event){ .kind = POLLER_EV_SCAN,
-	    .listed = p->stat.targets, .polled = ts.n,
-	    .ms = io_now_ms() - start });
-out:
-	targets_release(&ts);
+	targets_release(&all);
 }
 
 /*
@@ -499,8 +747,10 @@ framework_check(struct poller *p)
 		    POLLER_EV_APPEARED : POLLER_EV_WAITING });
 	p->waiting = !present;
 	p->stat.framework_present = present;
-	if (!present)
+	if (!present) {
 		p->stat.targets = p->stat.polled = 0;
+		memset(p->stat.unpolled, 0, sizeof(p->stat.unpolled));
+	}
 	return present;
 }
 
@@ -585,6 +835,8 @@ poller_new(const struct poller_conf *conf)
 	p->conf = conf;
 	p->source = conf->source;
 	p->source.stdin_list = &p->stdin_targets;
+	p->source.wait = lock_nap;
+	p->source.wait_arg = p;
 	if (checkpool_init(&p->pool, conf->concurrency, REQUEST) == -1 ||
 	    logtails_init(&p->tails) == -1 ||
 	    read_stdin(p) == -1) {
@@ -598,12 +850,17 @@ poller_new(const struct poller_conf *conf)
 void
 poller_free(struct poller *p)
 {
+	size_t i;
+
 	if (p == NULL)
 		return;
 	checkpool_release(&p->pool);
 	confirm_release(&p->pend);
 	target_marks_release(&p->skipped);
 	target_marks_release(&p->failing);
+	for (i = 0; i < POLLSTAT_REASON_N; i++)
+		target_marks_release(&p->unpolled[i]);
+	unsaved_release(&p->unsaved);
 	logtails_release(&p->tails);
 	targets_release(&p->stdin_targets);
 	free(p);

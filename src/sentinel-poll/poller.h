@@ -4,7 +4,10 @@
  * VMM (vmm.h), ask each guest for its GPU init state (checkpool.h, or
  * its console log, logtail.h, or both: SPEC 6.2), confirm the
  * assignment of each failed/ok verdict (confirm.h) and hand one check
- * line per target to the caller.
+ * line per target to the caller. A failure seen is reported again at
+ * every scan until the store holds it (unsaved.h, SPEC 7.2); a target
+ * that cannot be checked is reported with its reason (pollstat.h, SPEC
+ * 7.1).
  * While no VF has the vendor-VFIO framework it lists nothing and
  * re-checks sysfs every recheck seconds; scans start when VFs appear.
  * After each scan or re-check the metrics textfile (pollstat.h) is
@@ -13,7 +16,9 @@
  * Nothing here prints or exits: check lines go to the caller's emit
  * function, whatever is worth a log line to its event function. SIGTERM
  * and SIGINT end a wait (sig.h; they are let in only inside ppoll(2),
- * with run_mask), never a line half-written.
+ * with run_mask), never a line half-written; the long steps (a console
+ * log's reads, a store lock's wait) let them in between their parts, so
+ * a stop ends the program within a second in any state (SPEC 7.2).
  */
 #ifndef VFS_POLLER_H
 #define VFS_POLLER_H
@@ -24,13 +29,16 @@
 
 #include <jansson.h>
 
+#include "logtail.h"
+#include "pollstat.h"
 #include "targets.h"
 #include "vmm.h"
 
 enum poller_event_kind {
-	POLLER_EV_NO_ENDPOINT,	/* t: no endpoint or console log: skipped */
-	POLLER_EV_NO_CONTROL,	/* t: no control socket: skipped */
-	POLLER_EV_VMM_DOWN,	/* t, vmm, why, err; repeat: reported before */
+	POLLER_EV_UNPOLLED,	/* t, reason, source, path, vmm, why, err: t
+				 * cannot be checked (SPEC 7.1); repeat: the
+				 * same reason reported less than 5 minutes
+				 * ago */
 	POLLER_EV_TABLE,	/* err; repeat: PROC/net/unix unreadable */
 	POLLER_EV_BAD_LINE,	/* lineno, why (NULL: over-long): skipped */
 	POLLER_EV_LIST_FAILED,	/* why: a scan cannot list its targets */
@@ -40,8 +48,6 @@ enum poller_event_kind {
 	POLLER_EV_VMM_BACK,	/* t: VMM alive again after a skip: polled */
 	POLLER_EV_UNCONFIRMED,	/* t, action, why: re-read failed, dropped */
 	POLLER_EV_CHANGED,	/* t, action: assignment changed, dropped */
-	POLLER_EV_LOG_OPEN,	/* path, err: a console log cannot be opened */
-	POLLER_EV_LOG_READ,	/* path, err: nor read */
 	POLLER_EV_SCAN,		/* listed, polled, ms: a scan finished */
 	POLLER_EV_WAITING,	/* no VF has the framework (each time) */
 	POLLER_EV_APPEARED,	/* the framework is back: scans start */
@@ -49,11 +55,24 @@ enum poller_event_kind {
 	POLLER_EV_PEER_GONE	/* the output's reader went away */
 };
 
+/* What an unpolled target's reason is about. */
+enum poller_source {
+	POLLER_SRC_CLAIM,		/* the claim: no source, no control
+					 * socket */
+	POLLER_SRC_CONTROL,		/* the VMM's control socket (path) */
+	POLLER_SRC_AGENT,		/* the agent endpoint (path) */
+	POLLER_SRC_CONSOLE		/* the console log (path; log says
+					 * how) */
+};
+
 /* What happened; the fields the kind names are set, pointers borrowed
  * for the call. */
 struct poller_event {
 	enum poller_event_kind kind;
 	const struct target *t;
+	enum pollstat_reason reason;
+	enum poller_source source;
+	enum logtail_error log;		/* POLLER_SRC_CONSOLE: what failed */
 	const char *why;
 	const char *action;		/* "init_failure" or "init_success" */
 	const char *path;
@@ -84,6 +103,8 @@ struct poller_conf {
 	unsigned concurrency;		/* checks in flight */
 	unsigned recheck;		/* seconds between framework checks */
 	unsigned vsock_port;		/* for "vsock:CID" without a port */
+	unsigned threshold;		/* gpu.vf_quarantine_threshold */
+	unsigned long long console_read_max;	/* bytes per log per scan */
 	bool once;			/* one scan (or check), then return */
 	bool no_agent;			/* --source log: no endpoint polled */
 	bool no_log;			/* --source vsock: no console read */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "claims.h"
 #include "jsonl.h"
@@ -204,16 +205,17 @@ ledger_claims(struct store *s, struct targets *ts, struct targets_why *why)
 }
 
 int
-targets_from_ledger(const char *data_dir, unsigned lock_timeout,
-    struct targets *ts, struct targets_why *why)
+targets_from_ledger(const struct targets_source *src, struct targets *ts,
+    struct targets_why *why)
 {
 	struct store s;
 	int rc, err;
 
 	why->nomem = false;
-	if (store_init(&s, data_dir) == -1)
+	if (store_init(&s, src->data_dir) == -1)
 		return why_errno(why, "data dir: ");
-	if (store_lock(&s, false, lock_timeout) == -1) {
+	if (storeread_lock(&s, src->lock_timeout * 1000LL, src->wait,
+	    src->wait_arg) == -1) {
 		err = errno;
 		why_set(why, "%s", s.why);
 		errno = err;
@@ -269,13 +271,22 @@ int
 targets_from_file(const char *path, struct targets *ts,
     targets_bad_fn *bad, void *arg, struct targets_why *why)
 {
+	struct stat st;
 	int fd, rc, err;
 
 	why->nomem = false;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+	/* Without blocking: a FIFO without a writer would hold the scan (and
+	 * a stop signal) for good. */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1) {
 		err = errno;
 		why_set(why, "open %s: %s", path, strerror(err));
 		errno = err;
+		return -1;
+	}
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		why_set(why, "open %s: not a regular file", path);
+		errno = EINVAL;
 		return -1;
 	}
 	rc = targets_read_fd(fd, ts, bad, arg, why);
@@ -291,8 +302,7 @@ targets_list(const struct targets_source *src, struct targets *ts,
 {
 	why->nomem = false;
 	if (src->path == NULL)
-		return targets_from_ledger(src->data_dir, src->lock_timeout,
-		    ts, why);
+		return targets_from_ledger(src, ts, why);
 	if (strcmp(src->path, "-") != 0)
 		return targets_from_file(src->path, ts, bad, arg, why);
 	if (src->stdin_list != NULL &&
@@ -303,9 +313,8 @@ targets_list(const struct targets_source *src, struct targets *ts,
 
 /* --- marks -------------------------------------------------------------- */
 
-/* The key of t's assignment (to free), NULL/ENOMEM. */
-static char *
-mark_key(const struct target *t)
+char *
+target_key(const struct target *t)
 {
 	char *key;
 
@@ -334,7 +343,7 @@ target_marks_get(struct target_marks *m, const struct target *t)
 	char *key;
 	size_t i;
 
-	if ((key = mark_key(t)) == NULL)
+	if ((key = target_key(t)) == NULL)
 		return NULL;
 	if ((i = mark_find(m, key)) < m->n) {
 		free(key);
@@ -366,7 +375,7 @@ target_marks_has(const struct target_marks *m, const struct target *t)
 	char *key;
 	bool has;
 
-	if ((key = mark_key(t)) == NULL)
+	if ((key = target_key(t)) == NULL)
 		return false;
 	has = mark_find(m, key) < m->n;
 	free(key);

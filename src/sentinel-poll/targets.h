@@ -19,6 +19,7 @@
 
 #include "claims.h"
 #include "store.h"
+#include "storeread.h"
 
 struct target {
 	char *vf;			/* all owned */
@@ -81,13 +82,16 @@ struct targets_source {
 	const char *data_dir;		/* the ledger's data directory */
 	unsigned lock_timeout;		/* seconds for the shared lock */
 	const struct targets *stdin_list; /* --targets -, read once */
+	storeread_wait_fn *wait;	/* naps in the lock wait (NULL:
+					 * nanosleep; storeread.h) */
+	void *wait_arg;
 };
 
 /*
- * Appends the claims of the ledger in data_dir, read under a shared lock.
- * 0, or -1 with errno and why set.
+ * Appends the claims of the ledger in src->data_dir, read under a shared
+ * lock waited for as storeread_lock(). 0, or -1 with errno and why set.
  */
-int targets_from_ledger(const char *data_dir, unsigned lock_timeout,
+int targets_from_ledger(const struct targets_source *src,
     struct targets *ts, struct targets_why *why);
 
 /*
@@ -98,7 +102,8 @@ int targets_from_ledger(const char *data_dir, unsigned lock_timeout,
 int targets_read_fd(int fd, struct targets *ts, targets_bad_fn *bad,
     void *arg, struct targets_why *why);
 
-/* targets_read_fd() of the file at path. 0, or -1 with errno and why. */
+/* targets_read_fd() of the file at path, opened without blocking and
+ * refused (EINVAL) unless a regular file. 0, or -1 with errno and why. */
 int targets_from_file(const char *path, struct targets *ts,
     targets_bad_fn *bad, void *arg, struct targets_why *why);
 
@@ -111,6 +116,10 @@ int targets_list(const struct targets_source *src, struct targets *ts,
     targets_bad_fn *bad, void *arg, struct targets_why *why);
 
 /* --- marks -------------------------------------------------------------- */
+
+/* The key of t's assignment, "INSTANCE\nVF\nCLAIMED_AT" (the caller frees
+ * it); NULL/ENOMEM. */
+char *target_key(const struct target *t);
 
 /*
  * A set of assignments (instance, VF, claim time) kept from scan to scan,

@@ -2,6 +2,7 @@
  * checkpool.c - unit tests (TAP) for the guest checks in flight: start
  * failures, a reply judged into a verdict, a deadline, abandon.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,13 +20,15 @@ static int ndone;
 static enum checkpool_verdict last_v;
 static char last_detail[256];
 static const void *last_tag;
+static int last_err;
 
 static void
 done(void *arg, const void *tag, enum checkpool_verdict v,
-    const char *detail)
+    const char *detail, int err)
 {
 	(void)arg;
 	ndone++;
+	last_err = err;
 	last_v = v;
 	last_tag = tag;
 	snprintf(last_detail, sizeof(last_detail), "%s",
@@ -70,11 +73,13 @@ test_start_failures(void)
 	    &tag, done, NULL) && ndone == 1 && last_v == CP_RPC_ERROR &&
 	    last_tag == &tag && cp.busy == 0, "a bad endpoint ends at once");
 	is_str(last_detail, "invalid endpoint", "as an invalid endpoint");
+	ok(last_err == 0, "an invalid endpoint has no errno");
 	ndone = 0;
 	ok(!checkpool_start(&cp, 0, "unix:/nonexistent/unit-checkpool",
 	    2222, io_now_ms() + 1000, &tag, done, NULL) && ndone == 1 &&
 	    last_v == CP_RPC_ERROR && strncmp(last_detail, "connect", 7) == 0,
 	    "a refused connect ends at once with the error");
+	ok(last_err == ENOENT, "and with its errno");
 	is_str(checkpool_verdict_name(CP_UNSUPPORTED), "unsupported_agent",
 	    "verdict names");
 	checkpool_release(&cp);

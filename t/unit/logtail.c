@@ -187,17 +187,19 @@ test_escapes(void)
 	logtail_release(&t);
 }
 
-static int nopen, nread, last_err;
+static int nopen, nread, nirregular, last_err;
 static char last_path[PATH_MAX * 2];
 
 static void
-report(void *arg, const char *path, bool opening, int err)
+report(void *arg, const char *path, enum logtail_error what, int err)
 {
 	(void)arg;
-	if (opening)
+	if (what == LOGTAIL_OPEN)
 		nopen++;
-	else
+	else if (what == LOGTAIL_READ)
 		nread++;
+	else
+		nirregular++;
 	last_err = err;
 	snprintf(last_path, sizeof(last_path), "%s", path);
 }
@@ -249,6 +251,8 @@ test_tails_get(void)
 static void
 test_tails_pass(void)
 {
+	struct logtail_io io = { .max = 4194304, .report = report };
+	struct logtail_io quiet = { .max = 4194304 };
 	struct logtails ts;
 	struct logtail_file *f;
 	char dir[PATH_MAX], path[PATH_MAX * 2], old[PATH_MAX * 2];
@@ -258,41 +262,142 @@ test_tails_pass(void)
 	snprintf(path, sizeof(path), "%s/console.log", dir);
 	snprintf(old, sizeof(old), "%s/console.log.1", dir);
 	f = logtails_get(&ts, "i-1", "0000:e3:00.4", "t1");
-	ok(logtails_pass(&ts, f, path, report, NULL) == 0 && nopen == 1 &&
+	ok(logtails_pass(&ts, f, path, &io) == 0 && nopen == 1 &&
 	    last_err == ENOENT && strcmp(last_path, path) == 0 &&
 	    f->lt.last == GUEST_MARKER_NONE,
 	    "a missing log: reported as not opened, no marker");
 	append(path, "w", "boot\n" FAILED_LINE "\nhalf");
-	ok(logtails_pass(&ts, f, path, report, NULL) == 0 &&
+	ok(logtails_pass(&ts, f, path, &io) == 0 &&
 	    f->lt.last == GUEST_MARKER_FAILED && f->lt.offset == 5 +
 	    strlen(FAILED_LINE) + 1, "a marker is found; a partial line waits");
 	is_str(f->lt.nvrm, NVRM, "with its message");
-	ok(logtails_pass(&ts, f, path, report, NULL) == 0 &&
+	ok(logtails_pass(&ts, f, path, &io) == 0 &&
 	    f->lt.last == GUEST_MARKER_NONE && f->lt.nvrm == NULL,
 	    "the next pass reads only what was added: nothing");
 	append(path, "a", " line\n" OK_LINE "\n");
-	ok(logtails_pass(&ts, f, path, report, NULL) == 0 &&
+	ok(logtails_pass(&ts, f, path, &io) == 0 &&
 	    f->lt.last == GUEST_MARKER_OK, "an appended marker is found");
 	append(path, "a", FAILED_LINE "\n");
 	ok(rename(path, old) == 0, "rotated to LOG.1");
 	append(path, "w", "new boot\n");
-	ok(logtails_pass(&ts, f, path, report, NULL) == 0 &&
+	ok(logtails_pass(&ts, f, path, &io) == 0 &&
 	    f->lt.last == GUEST_MARKER_FAILED && f->lt.offset == 9,
 	    "a rotation finishes LOG.1, then reads the new log from 0");
 	unlink(old);
 	append(path, "w", "x\n");
-	ok(logtails_pass(&ts, f, path, report, NULL) == 0 &&
+	ok(logtails_pass(&ts, f, path, &io) == 0 &&
 	    f->lt.offset == 2 && f->lt.last == GUEST_MARKER_NONE,
 	    "a log that shrank is read from 0");
 	unlink(path);
 	ok(mkdir(path, 0700) == 0, "the log is a directory");
 	nread = 0;
 	f = logtails_get(&ts, "i-2", "0000:e3:00.5", "t2");
-	ok(logtails_pass(&ts, f, path, report, NULL) == 0 && nread == 1 &&
-	    last_err == EISDIR, "a read error is reported, not fatal");
-	ok(logtails_pass(&ts, f, path, NULL, NULL) == 0,
+	ok(logtails_pass(&ts, f, path, &io) == 0 && nirregular == 1 &&
+	    nread == 0 && f->lt.offset == 0,
+	    "a directory is refused as not a regular file, not fatal");
+	ok(logtails_pass(&ts, f, path, &quiet) == 0,
 	    "no report: errors are silent");
 	rmdir(path);
+	rmdir(dir);
+	logtails_release(&ts);
+}
+
+/* n lines of 99 bytes and a newline. */
+static void
+append_lines(const char *path, int n)
+{
+	FILE *f = fopen(path, "a");
+	int i;
+
+	for (i = 0; f != NULL && i < n; i++)
+		fprintf(f, "%099d\n", i);
+	if (f != NULL)
+		fclose(f);
+}
+
+static int nstops, stop_after;
+
+/* Stops the pass at the stop_after-th question (logtail_stop_fn). */
+static bool
+stop_at(void *arg)
+{
+	(void)arg;
+	return ++nstops >= stop_after;
+}
+
+/* SPEC 7.2: a bound per pass, a rotated rest within it, a stop. */
+static void
+test_tails_bound(void)
+{
+	struct logtail_io io = { .max = 65536, .report = report };
+	struct logtails ts;
+	struct logtail_file *f;
+	char dir[PATH_MAX], path[PATH_MAX * 2], old[PATH_MAX * 2];
+
+	tap_tmpdir(dir, sizeof(dir), "logtail-bound");
+	logtails_init(&ts);
+	snprintf(path, sizeof(path), "%s/console.log", dir);
+	snprintf(old, sizeof(old), "%s/console.log.0", dir);
+	append_lines(path, 2000);
+	append(path, "a", FAILED_LINE "\n");
+	f = logtails_get(&ts, "i-1", "0000:e3:00.4", "t1");
+	ok(logtails_pass(&ts, f, path, &io) == 0 && f->lt.offset <= 65537 &&
+	    f->lt.offset >= 65536 - 100 && f->lt.last == GUEST_MARKER_NONE,
+	    "a pass reads at most the bound (one window)");
+	ok(logtails_pass(&ts, f, path, &io) == 0 &&
+	    f->lt.offset >= 2 * 65536 - 200 && f->lt.offset <= 2 * 65537,
+	    "the next pass goes on where it stopped");
+	ok(logtails_pass(&ts, f, path, &io) == 0 &&
+	    logtails_pass(&ts, f, path, &io) == 0 &&
+	    f->lt.last == GUEST_MARKER_FAILED,
+	    "and the marker after 200,000 bytes is found in the fourth");
+	/* virtlogd: LOG becomes LOG.0 with 100,000 bytes more. */
+	append_lines(path, 1000);
+	append(path, "a", OK_LINE "\n");
+	ok(rename(path, old) == 0, "rotated to LOG.0");
+	append(path, "w", FAILED_LINE "\n");
+	ok(logtails_pass(&ts, f, path, &io) == 0 &&
+	    f->lt.last == GUEST_MARKER_NONE && f->lt.offset > 2000 * 100,
+	    "the rotated rest counts against the bound: it is not finished");
+	ok(logtails_pass(&ts, f, path, &io) == 0 &&
+	    f->lt.last == GUEST_MARKER_FAILED &&
+	    f->lt.offset == strlen(FAILED_LINE) + 1,
+	    "the next pass finishes LOG.0 (its OK), then the new log");
+	io.stop = stop_at;
+	nstops = 0;
+	stop_after = 2;
+	append_lines(path, 3000);
+	ok(logtails_pass(&ts, f, path, &io) == 0 && nstops == 2 &&
+	    f->lt.offset < strlen(FAILED_LINE) + 1 + 3000 * 100,
+	    "a stop ends the pass between two reads");
+	unlink(old);
+	unlink(path);
+	rmdir(dir);
+	logtails_release(&ts);
+}
+
+/* A FIFO, /dev/null and a link to a device are never read. */
+static void
+test_tails_not_regular(void)
+{
+	struct logtail_io io = { .max = 65536, .report = report };
+	struct logtails ts;
+	struct logtail_file *f;
+	char dir[PATH_MAX], path[PATH_MAX * 2];
+
+	tap_tmpdir(dir, sizeof(dir), "logtail-fifo");
+	logtails_init(&ts);
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	ok(mkfifo(path, 0600) == 0, "a FIFO");
+	f = logtails_get(&ts, "i-1", "0000:e3:00.4", "t1");
+	nirregular = 0;
+	ok(logtails_pass(&ts, f, path, &io) == 0 && nirregular == 1 &&
+	    last_err == 0, "a FIFO without a writer is refused at once");
+	unlink(path);
+	ok(symlink("/dev/zero", path) == 0 &&
+	    logtails_pass(&ts, f, path, &io) == 0 && nirregular == 2 &&
+	    f->lt.offset == 0, "a link to /dev/zero is refused");
+	unlink(path);
 	rmdir(dir);
 	logtails_release(&ts);
 }
@@ -310,5 +415,7 @@ main(void)
 	test_escapes();
 	test_tails_get();
 	test_tails_pass();
+	test_tails_bound();
+	test_tails_not_regular();
 	return done_testing();
 }
