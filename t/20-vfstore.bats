@@ -285,6 +285,17 @@ vq() {
 	diff <(jq --indent 2 . "$HEALTH") <(cat "$HEALTH"; echo)
 }
 
+@test "claims says for each claim what the sentinel can use: agent, console, both or none" {
+	put_claims '{"version":1,"claims":[{"vf_address":"0000:e3:00.4","instance_id":"i-1","claimed_at":"t","vsock":"vsock:42:2222","control_socket":"/run/q1","app_log":"/var/log/c1.log"},{"vf_address":"0000:e3:00.5","instance_id":"i-2","claimed_at":"t","vsock":"virtio-serial:/run/ch","control_socket":"/run/q2"},{"vf_address":"0000:e3:00.6","instance_id":"i-3","claimed_at":"t","control_socket":"/run/q3","app_log":"/var/log/c3.log"},{"vf_address":"0000:e3:00.7","instance_id":"i-4","claimed_at":"t","control_socket":"/run/q4"},{"vf_address":"0000:e4:00.4","instance_id":"i-5","claimed_at":"t","vsock":"vsock:43:2222"}]}'
+	run -0 --separate-stderr vs claims
+	run -0 jq -r '"\(.instance_id) \(.sentinel_sources)"' <<<"$output"
+	assert_output 'i-1 agent,console
+i-2 agent
+i-3 console
+i-4 none
+i-5 none'
+}
+
 @test "claims lists the ledger; release removes one instance's claim" {
 	put_claims '{"version":1,"claims":[{"vf_address":"0000:e3:00.5","instance_id":"i-2","claimed_at":"2026-08-20T15:00:00Z"},{"vf_address":"0000:e3:00.4","instance_id":"i-1","claimed_at":"2026-08-20T16:00:00Z","profile":"NVIDIA L40S-12Q","type_id":"1160","vsock":"vsock:42:2222","control_socket":"/run/vm/i-1/qmp.sock"}]}'
 	run -0 --separate-stderr vs claims
