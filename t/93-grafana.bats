@@ -113,8 +113,16 @@ Reconcile: claims released|A|.*|14m|{instance="h1:9100"} 0
 Reconcile: claims released|A|.*|14m|{instance="h2:9100"} 0
 Reconcile: claims released|B|.*|9m|{instance="h1:9100"} 0
 Reconcile: claims released|B|.*|9m|{instance="h2:9100"} 0
-Claims not polled|A|.*|4m|{instance="h1:9100"} 1
-Claims not polled|A|.*|4m|{instance="h2:9100"} 1
+Claims not checked, by reason|A|.*|4m|{instance="h1:9100",reason="no_source"} 1
+Claims not checked, by reason|A|.*|4m|{instance="h1:9100",reason="permission"} 0
+Claims not checked, by reason|A|.*|4m|{instance="h1:9100",reason="vmm_not_alive"} 0
+Claims not checked, by reason|A|.*|4m|{instance="h1:9100",reason="vmm_uncertain"} 0
+Claims not checked, by reason|A|.*|4m|{instance="h1:9100",reason="console_unreadable"} 0
+Claims not checked, by reason|A|.*|4m|{instance="h2:9100",reason="no_source"} 1
+Claims not checked, by reason|A|.*|4m|{instance="h2:9100",reason="permission"} 0
+Claims not checked, by reason|A|.*|4m|{instance="h2:9100",reason="vmm_not_alive"} 0
+Claims not checked, by reason|A|.*|4m|{instance="h2:9100",reason="vmm_uncertain"} 0
+Claims not checked, by reason|A|.*|4m|{instance="h2:9100",reason="console_unreadable"} 0
 VFs per card by state|A|h1:9100|14m|{card="0000:e3:00.0",instance="h1:9100",state="free"} 3
 VFs per card by state|A|h1:9100|14m|{card="0000:e3:00.0",instance="h1:9100",state="claimed"} 0
 VFs per card by state|A|h1:9100|14m|{card="0000:e3:00.0",instance="h1:9100",state="dirty"} 0
