@@ -5,7 +5,8 @@
 #                     run every test
 #   make lint-tests   find tests that cannot fail (tools/lint-tests.py)
 #   make lint         shellcheck, the man pages (mandoc, groff) and lint-tests
-#   make check-asan   the whole suite against an ASan+UBSan build
+#   make check-asan   the whole suite against an ASan+UBSan build, with
+#                     the JSON fast paths off (JSON_FAST=0)
 #   make demo         the main job on a simulated host
 #   make bench        the benchmark table
 #   make deb          the Debian packages in build-deb/ (lintian-clean)
@@ -65,7 +66,11 @@ endif
 # src/lib/log.h's (debian/rules passes the package's upstream version).
 VERSION ?=
 VERSION_DEF = $(if $(VERSION),-DVFS_VERSION='"$(VERSION)"')
-ALL_CPPFLAGS = -D_GNU_SOURCE $(FORTIFY) $(VERSION_DEF) -Isrc/lib $(CPPFLAGS)
+# JSON_FAST=0: every JSON line read and written by jansson alone, the
+# fast paths (src/lib/jsonflat.c) off; check-asan runs the suite so.
+JSON_FAST ?= 1
+ALL_CPPFLAGS = -D_GNU_SOURCE $(FORTIFY) $(VERSION_DEF) \
+	-DVFS_JSON_FAST=$(JSON_FAST) -Isrc/lib $(CPPFLAGS)
 ALL_CFLAGS = -std=c11 $(WARN) $(HARDEN) $(DEPS_CFLAGS) $(CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(HARDEN_LD) $(LDFLAGS)
 
@@ -184,9 +189,13 @@ check: deps
 lint-tests:
 	@python3 tools/lint-tests.py
 
+# The suite under ASan+UBSan, built with JSON_FAST=0: `make check` runs
+# it with the JSON fast paths and this without, so the suite itself
+# proves them equal to jansson (the fuzzers compare them byte for byte,
+# under ASan, on every input; check-valgrind runs them under memcheck).
 check-asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan BIN=bin-asan SAN=1 \
-		CFLAGS="-O1 -g" test-aids
+		JSON_FAST=0 CFLAGS="-O1 -g" test-aids
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86 \
 		VFS_SAN=1 sh tools/runtests.sh build-asan "$(CURDIR)/bin-asan" $(BATS)
