@@ -74,6 +74,7 @@ teardown_file() {
 	for d in $ETC $DATA; do
 		[ -e "$W/made${d//\//-}" ] && rmdir "$d" 2>/dev/null
 	done
+	# KEEP=1 keeps W (the logs, the store) to look at after a run.
 	[ -n "${KEEP:-}" ] || rm -rf "$W"
 	true
 }
