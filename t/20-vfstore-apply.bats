@@ -265,3 +265,53 @@ print(len(list(p(sys.stdin.read()))))' <"$PROM"
 	release_lock
 	assert_equal "$(tallies $VF)" A
 }
+
+# claim VF ID AT: a claims ledger holding one claim.
+one_claim() {
+	put_claims "$(jq -nc --arg vf "$1" --arg id "$2" --arg at "$3" \
+	    '{version: 1, claims: [{vf_address: $vf, instance_id: $id,
+	    claimed_at: $at, vsock: "vsock:42:2222"}]}')"
+}
+
+@test "the first confirmed ok of an assignment sets ok_at on its claim, once" {
+	one_claim $VF A $AT1
+	check ok $VF A $AT1 >"$T/in.jsonl"
+	run -0 --separate-stderr vs apply <"$T/in.jsonl"
+	run -0 jq -r '.claims[0].ok_at' "$CLAIMS"
+	first=$output
+	[[ $first =~ ^20[0-9][0-9]-.*Z$ ]]
+	# jq --indent 2 layout, ok_at last: the ledger stays the writer's own.
+	run -0 jq -r 'keys_unsorted | join(" ")' <(jq '.claims[0]' "$CLAIMS")
+	assert_output "vf_address instance_id claimed_at vsock ok_at"
+	before=$(stat -c '%i %Y.%y' "$CLAIMS")
+	sleep 0.2
+	run -0 --separate-stderr vs apply <"$T/in.jsonl"
+	assert_equal "$(stat -c '%i %Y.%y' "$CLAIMS")" "$before"
+	assert_equal "$(jq -r '.claims[0].ok_at' "$CLAIMS")" "$first"
+	run -0 vs check
+}
+
+@test "an ok of another assignment, or a failed check, sets no ok_at" {
+	one_claim $VF A $AT1
+	{
+		check ok $VF A $AT2
+		check ok $VF B $AT1
+		check ok 0000:e3:00.5 A $AT1
+		check failed $VF A $AT1
+	} >"$T/in.jsonl"
+	run -0 --separate-stderr vs apply <"$T/in.jsonl"
+	run -0 jq -c '.claims[0] | has("ok_at")' "$CLAIMS"
+	assert_output false
+}
+
+@test "ok_at within one batch of a failure: the failure is tallied, the ok is kept" {
+	one_claim $VF A $AT1
+	{
+		check failed $VF B $AT2
+		check ok $VF A $AT1
+	} >"$T/in.jsonl"
+	run -0 --separate-stderr vs apply <"$T/in.jsonl"
+	assert_equal "$(tallies $VF)" B
+	run -0 jq -c '.claims[0] | has("ok_at")' "$CLAIMS"
+	assert_output true
+}

@@ -16,7 +16,7 @@
 #define CLAIMS_NOUN "VF claims"
 
 static const char *const claim_opt_keys[] = {
-	"profile", "type_id", "vsock", "control_socket", "app_log"
+	"profile", "type_id", "vsock", "control_socket", "app_log", "ok_at"
 };
 
 #define CLAIM_NOPT (sizeof(claim_opt_keys) / sizeof(claim_opt_keys[0]))
@@ -25,7 +25,7 @@ static char **
 claim_opt(struct claim *cl, size_t k)
 {
 	char **f[] = { &cl->profile, &cl->type_id, &cl->vsock,
-	    &cl->control_socket, &cl->app_log };
+	    &cl->control_socket, &cl->app_log, &cl->ok_at };
 
 	return f[k];
 }
@@ -35,7 +35,7 @@ static const char *
 claim_opt_value(const struct claim *cl, size_t k)
 {
 	const char *const f[] = { cl->profile, cl->type_id, cl->vsock,
-	    cl->control_socket, cl->app_log };
+	    cl->control_socket, cl->app_log, cl->ok_at };
 
 	return f[k];
 }

@@ -23,6 +23,9 @@ struct claim {
 	char *vsock;			/* owned; NULL when absent */
 	char *control_socket;		/* owned; NULL when absent */
 	char *app_log;			/* owned; NULL when absent */
+	char *ok_at;			/* owned; the first OK of this
+					   assignment (SPEC.md 7.3), NULL
+					   until then */
 };
 
 struct claims {

@@ -99,6 +99,42 @@ set_available(struct apply *ap)
 }
 
 /*
+ * The ledger as the health file above: reloaded when it changed. One
+ * that does not load is not cached, so its OKs go to the locked batch,
+ * which answers them with the reason.
+ */
+static void
+claims_refresh(struct apply *ap)
+{
+	struct store *s = ap->conf->s;
+	struct filekey before;
+
+	if (file_key(s->claims_path, &before) == 0 && ap->ccached &&
+	    key_same(&before, &ap->ckey) && key_trusted(&before))
+		return;
+	claims_release(&ap->ccache);
+	ap->ccached = false;
+	if (claims_load(s, &ap->ccache) < 0)
+		return;
+	ap->ccached = file_key(s->claims_path, &ap->ckey) == 0 &&
+	    key_same(&before, &ap->ckey);
+}
+
+/* The claim of rep's very assignment when it has no ok_at yet, else NULL:
+ * only the first OK of an assignment is written (SPEC.md 7.3). */
+static struct claim *
+claim_wants_ok(const struct claims *c, const struct health_report *rep)
+{
+	struct claim *cl = claims_find_vf(c, rep->vf);
+
+	if (cl == NULL || cl->ok_at != NULL ||
+	    strcmp(cl->instance_id, rep->instance) != 0 ||
+	    strcmp(cl->claimed_at, rep->assigned_at) != 0)
+		return NULL;
+	return cl;
+}
+
+/*
  * Reloads the cache when the file changed. No lock: the file is only
  * ever replaced by rename, so a read sees one whole version; a version
  * replaced while it was read shows as a key change and is not kept.
@@ -121,6 +157,7 @@ applybatch_refresh(struct apply *ap)
 	set_available(ap);
 	ap->cached = file_key(s->health_path, &ap->key) == 0 &&
 	    key_same(&before, &ap->key);
+	claims_refresh(ap);
 }
 
 static bool
@@ -151,7 +188,9 @@ applybatch_from_cache(struct apply *ap)
 		}
 		it->done = it->check == APPLY_FAILED ?
 		    health_failure_noop(&ap->cache, &it->rep) :
-		    health_success_noop(&ap->cache, &it->rep);
+		    health_success_noop(&ap->cache, &it->rep) &&
+		    ap->ccached && claim_wants_ok(&ap->ccache, &it->rep) ==
+		    NULL;
 		need |= !it->done;
 	}
 	return need;
@@ -225,6 +264,104 @@ audit_quarantines(struct apply *ap, const struct health *h)
 	}
 }
 
+/* Fails the batch's OK reports not yet answered, with prefix and why. */
+static void
+fail_oks(struct apply *ap, const char *prefix, const char *why)
+{
+	size_t i;
+
+	for (i = 0; i < ap->n; i++) {
+		struct item *it = &ap->items[i];
+
+		if (!is_report(it) || it->check != APPLY_OK)
+			continue;
+		snprintf(it->errbuf, sizeof(it->errbuf), "%s%s", prefix, why);
+		it->error = it->errbuf;
+	}
+}
+
+static bool
+batch_has_ok(const struct apply *ap)
+{
+	size_t i;
+
+	for (i = 0; i < ap->n; i++)
+		if (is_report(&ap->items[i]) &&
+		    ap->items[i].check == APPLY_OK)
+			return true;
+	return false;
+}
+
+/*
+ * Under the lock, before the reports: the ledger, for the OKs. One that
+ * does not load fails the OKs only (a failure needs no claim). True when
+ * *c holds the ledger.
+ */
+static bool
+claims_locked_load(struct apply *ap, struct claims *c)
+{
+	struct store *s = ap->conf->s;
+
+	memset(c, 0, sizeof(*c));
+	if (!batch_has_ok(ap))
+		return false;
+	if (claims_load(s, c) == 0)
+		return true;
+	fail_oks(ap, "VF health state unavailable: ", s->why);
+	return false;
+}
+
+/*
+ * Sets ok_at on the claim of each OK's assignment that has none, and
+ * saves the ledger when one was set (after the health file: an OK is
+ * answered once both are durable). A failed save fails the OKs. True
+ * when c is the ledger on disk.
+ */
+static bool
+claims_mark_ok(struct apply *ap, struct claims *c)
+{
+	struct store *s = ap->conf->s;
+	struct atomic_result res;
+	struct timespec ts;
+	char now[TIMEFMT_MAX];
+	struct claim *cl;
+	bool changed = false;
+	size_t i;
+
+	timefmt_now(&ts);
+	if (timefmt_format(&ts, now, sizeof(now)) < 0)
+		return false;
+	for (i = 0; i < ap->n; i++) {
+		struct item *it = &ap->items[i];
+
+		if (!is_report(it) || it->check != APPLY_OK ||
+		    (cl = claim_wants_ok(c, &it->rep)) == NULL)
+			continue;
+		if ((cl->ok_at = strdup(now)) == NULL) {
+			it->error = "out of memory";
+			return false;
+		}
+		changed = true;
+	}
+	if (!changed || claims_save(s, c, &res) == 0)
+		return true;
+	applybatch_tell(ap, &(struct apply_event){ .kind = APPLY_EV_PERSIST,
+	    .step = res.step ? res.step : "", .error = s->why });
+	ap->persist_failed = ap->metrics_dirty = true;
+	fail_oks(ap, "persist VF claims: ", s->why);
+	return false;
+}
+
+/* The ledger on disk (under the lock) becomes the cache; c is emptied. */
+static void
+keep_claims(struct apply *ap, struct claims *c)
+{
+	claims_release(&ap->ccache);
+	ap->ccached = file_key(ap->conf->s->claims_path, &ap->ckey) == 0;
+	ap->ccache = *c;
+	memset(c, 0, sizeof(*c));
+}
+
 /* Makes the state just saved (under the lock) the cache; h is emptied. */
 static void
 keep_cache(struct apply *ap, struct health *h)
@@ -233,6 +370,34 @@ keep_cache(struct apply *ap, struct health *h)
 	ap->cached = file_key(ap->conf->s->health_path, &ap->key) == 0;
 	ap->cache = *h;
 	memset(h, 0, sizeof(*h));
+}
+
+/* Under the lock, h loaded: the reports, the saves, the audit. */
+static void
+locked_reports(struct apply *ap, struct health *h)
+{
+	struct store *s = ap->conf->s;
+	struct atomic_result res;
+	struct claims c;
+	bool ledger;
+
+	ledger = claims_locked_load(ap, &c);
+	if (apply_reports(ap, h) && health_save(s, h, &res) < 0) {
+		applybatch_tell(ap, &(struct apply_event){
+		    .kind = APPLY_EV_PERSIST,
+		    .step = res.step ? res.step : "", .error = s->why });
+		ap->persist_failed = ap->metrics_dirty = true;
+		applybatch_fail_pending(ap, "persist VF health state: ",
+		    s->why);
+	} else {
+		ap->persist_failed = false;
+		if (ledger && claims_mark_ok(ap, &c))
+			keep_claims(ap, &c);
+		audit_quarantines(ap, h);
+		set_available(ap);
+		keep_cache(ap, h);
+	}
+	claims_release(&c);
 }
 
 /*
@@ -244,7 +409,6 @@ void
 applybatch_locked(struct apply *ap)
 {
 	struct store *s = ap->conf->s;
-	struct atomic_result res;
 	struct health h;
 
 	ap->cached = false;
@@ -259,18 +423,8 @@ applybatch_locked(struct apply *ap)
 		set_unavailable(ap, s->why);
 		applybatch_fail_pending(ap, "VF health state unavailable: ",
 		    s->why);
-	} else if (apply_reports(ap, &h) && health_save(s, &h, &res) < 0) {
-		applybatch_tell(ap, &(struct apply_event){
-		    .kind = APPLY_EV_PERSIST,
-		    .step = res.step ? res.step : "", .error = s->why });
-		ap->persist_failed = ap->metrics_dirty = true;
-		applybatch_fail_pending(ap, "persist VF health state: ",
-		    s->why);
 	} else {
-		ap->persist_failed = false;
-		audit_quarantines(ap, &h);
-		set_available(ap);
-		keep_cache(ap, &h);
+		locked_reports(ap, &h);
 	}
 	store_unlock(s);
 	health_release(&h);

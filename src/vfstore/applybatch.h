@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "applyengine.h"
+#include "claims.h"
 #include "healthfile.h"
 #include "healthrules.h"
 #include "jsonl.h"
@@ -49,6 +50,10 @@ struct apply {
 	struct health cache;
 	struct filekey key;
 	bool cached;
+	struct claims ccache;		/* the ledger, for the OKs that set
+					   ok_at (SPEC.md 7.3) */
+	struct filekey ckey;
+	bool ccached;
 	bool unavailable;		/* last load failed; why in reason */
 	bool persist_failed;
 	char reason[1024];

@@ -428,6 +428,7 @@ apply_free(struct apply *ap)
 	if (ap == NULL)
 		return;
 	health_release(&ap->cache);
+	claims_release(&ap->ccache);
 	jsonl_reader_release(&ap->r);
 	free(ap);
 }
