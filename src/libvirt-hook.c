@@ -119,12 +119,7 @@ parse_args(int argc, char **argv, struct hook *h, bool *lock_given)
 static void
 release(struct hook *h)
 {
-	store_unlock(&h->store);
-	health_release(&h->health);
-	claims_release(&h->claims);
-	drains_release(&h->drains);
-	placement_release(&h->pl);
-	sysfs_inventory_release(&h->inv);
+	hostview_release(&h->view);
 	domain_release(&h->dom);
 	free(h->vfs.v);
 }

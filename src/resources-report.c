@@ -130,9 +130,9 @@ unavailable(struct run *r, const char *why)
 {
 	size_t n = strnlen(why, sizeof(r->why) - 1);
 
-	if (r->store.nomem)
+	if (r->view.store.nomem)
 		return log_fail(EX_OSERR, "out of memory", "{s:s}", "error",
-		    r->store.why);
+		    r->view.store.why);
 	r->available = false;
 	memcpy(r->why, why, n);
 	r->why[n] = '\0';
@@ -148,15 +148,15 @@ lock_store(struct run *r, bool *held)
 {
 	char why[PATH_MAX + 128];
 
-	*held = store_lock(&r->store, false, r->cli.lock_timeout) == 0;
+	*held = store_lock(&r->view.store, false, r->cli.lock_timeout) == 0;
 	if (*held)
 		return 0;
 	if (errno == EWOULDBLOCK)
 		return log_fail(EX_TEMPFAIL, "timed out waiting for the store "
-		    "lock", "{s:s}", "path", r->store.lock_path);
-	if (r->store.unavailable)
-		return unavailable(r, r->store.why);
-	if (io_pathf(why, sizeof(why), "lock %s: %s", r->store.lock_path,
+		    "lock", "{s:s}", "path", r->view.store.lock_path);
+	if (r->view.store.unavailable)
+		return unavailable(r, r->view.store.why);
+	if (io_pathf(why, sizeof(why), "lock %s: %s", r->view.store.lock_path,
 	    strerror(errno)) == -1)
 		log_msg(LVL_DEBUG, "lock failure reason cut", NULL);
 	return unavailable(r, why);
@@ -167,20 +167,21 @@ lock_store(struct run *r, bool *held)
 static int
 load_files(struct run *r)
 {
+	struct store *s = &r->view.store;
 	bool held;
 	int code;
 
 	r->available = true;
 	if ((code = lock_store(r, &held)) != 0)
 		return code;
-	if (held && health_load(&r->store, &r->health,
-	    r->conf.threshold) == -1 && unavailable(r, r->store.why) != 0)
+	if (held && health_load(s, &r->view.health, r->conf.threshold) == -1 &&
+	    unavailable(r, s->why) != 0)
 		return EX_OSERR;
-	if (claims_load(&r->store, &r->claims) == -1 && r->available &&
-	    unavailable(r, r->store.why) != 0)
+	if (claims_load(s, &r->view.claims) == -1 && r->available &&
+	    unavailable(r, s->why) != 0)
 		return EX_OSERR;
-	if (r->available && drains_load(&r->store, &r->drains) == -1 &&
-	    unavailable(r, r->store.why) != 0)
+	if (r->available && drains_load(s, &r->view.drains) == -1 &&
+	    unavailable(r, s->why) != 0)
 		return EX_OSERR;
 	return 0;
 }
@@ -189,20 +190,19 @@ load_files(struct run *r)
 static int
 load_state(struct run *r)
 {
-	size_t skipped = 0;
 	int code;
 
-	if (store_init(&r->store, r->conf.data_dir) == -1)
+	if (store_init(&r->view.store, r->conf.data_dir) == -1)
 		return log_fail(EX_USAGE, "data dir path too long", NULL);
 	code = load_files(r);
-	if (code == 0 && sysfs_inventory(r->conf.sysfs_root, &r->inv,
-	    &skipped) == -1)
+	if (code == 0 && hostview_load_inventory(&r->view,
+	    r->conf.sysfs_root) == -1)
 		code = log_fail(EX_IOERR, "cannot list VFs", "{s:s, s:s}",
 		    "sysfs_root", r->conf.sysfs_root, "error", strerror(errno));
-	store_unlock(&r->store);
-	if (skipped > 0)
+	store_unlock(&r->view.store);
+	if (r->view.skipped > 0)
 		log_msg(LVL_WARN, "skipping unreadable VFs", "{s:i}", "count",
-		    (int)skipped);
+		    (int)r->view.skipped);
 	return code;
 }
 
@@ -219,17 +219,17 @@ systemic(struct run *r)
 	struct timespec now;
 	int rc;
 
-	if (!r->available || r->inv.n == 0)
+	if (!r->available || r->view.inv.n == 0)
 		return 0;
-	if (systemic_recoveries_load(r->store.dir, &rec) == -1) {
+	if (systemic_recoveries_load(r->view.store.dir, &rec) == -1) {
 		if (errno == ENOMEM)
 			return log_fail(EX_OSERR, "out of memory", NULL);
 		log_msg(LVL_WARN, "cannot read the audit log; the systemic "
 		    "rule ignores recoveries", "{s:s, s:s}", "dir",
-		    r->store.dir, "error", io_strerror(errno));
+		    r->view.store.dir, "error", io_strerror(errno));
 	}
 	timefmt_now(&now);
-	rc = systemic_check(&r->pl, &rec, &rule, &now, &r->sys);
+	rc = systemic_check(&r->view.pl, &rec, &rule, &now, &r->sys);
 	systemic_recoveries_release(&rec);
 	if (rc == -1)
 		return log_fail(EX_SOFTWARE, "systemic check without the "
@@ -242,10 +242,12 @@ systemic(struct run *r)
 static int
 tally(struct run *r)
 {
-	r->names = calloc(r->inv.n ? r->inv.n : 1, sizeof(*r->names));
-	if (r->names == NULL || placement_build(&r->pl, &r->inv,
-	    r->available ? &r->health : NULL, &r->claims, &r->drains) == -1 ||
-	    (r->profiles = placement_profiles(&r->pl, &r->nprofiles)) == NULL)
+	size_t n = r->view.inv.n;
+
+	r->names = calloc(n ? n : 1, sizeof(*r->names));
+	if (r->names == NULL || hostview_place(&r->view, r->available) == -1 ||
+	    (r->profiles = placement_profiles(&r->view.pl,
+	    &r->nprofiles)) == NULL)
 		return log_fail(EX_OSERR, "out of memory", NULL);
 	return systemic(r);
 }
@@ -342,21 +344,22 @@ report_json(struct run *r)
 	json_t *gpu, *cards;
 	size_t i;
 
-	if (r->inv.n == 0)
+	if (r->view.inv.n == 0)
 		return json_object();
 	gpu = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "mode", "vgpu",
-	    "total_slots", (json_int_t)r->inv.n, "used_slots",
-	    (json_int_t)r->pl.used, "allocatable_slots",
-	    (json_int_t)r->pl.allocatable, "quarantined_slots",
-	    (json_int_t)r->pl.quarantined, "drained_slots",
-	    (json_int_t)r->pl.drained);
+	    "total_slots", (json_int_t)r->view.inv.n, "used_slots",
+	    (json_int_t)r->view.pl.used, "allocatable_slots",
+	    (json_int_t)r->view.pl.allocatable, "quarantined_slots",
+	    (json_int_t)r->view.pl.quarantined, "drained_slots",
+	    (json_int_t)r->view.pl.drained);
 	if (gpu == NULL)
 		return NULL;
 	if (r->available)
 		json_object_set_new(gpu, "profiles", profiles_json(r));
 	cards = json_array();
-	for (i = 0; cards != NULL && i < r->pl.ncards; i++)
-		json_array_append_new(cards, card_json(r, &r->pl.cards[i]));
+	for (i = 0; cards != NULL && i < r->view.pl.ncards; i++)
+		json_array_append_new(cards, card_json(r,
+		    &r->view.pl.cards[i]));
 	json_object_set_new(gpu, "cards", cards);
 	systemic_json(r, gpu);
 	if (!r->available)
@@ -450,8 +453,8 @@ render(struct run *r, struct obuf *b)
 		report_prom(r, &p);
 		*b = p.out;		/* the text moves to b */
 	} else if (r->vfs) {
-		for (i = 0; i < r->inv.n; i++)
-			put_line(b, vf_json(r, &r->pl.vf[i]));
+		for (i = 0; i < r->view.inv.n; i++)
+			put_line(b, vf_json(r, &r->view.pl.vf[i]));
 	} else
 		put_line(b, report_json(r));
 }
@@ -475,11 +478,7 @@ emit(struct run *r)
 static void
 release(struct run *r)
 {
-	health_release(&r->health);
-	claims_release(&r->claims);
-	drains_release(&r->drains);
-	sysfs_inventory_release(&r->inv);
-	placement_release(&r->pl);
+	hostview_release(&r->view);
 	free(r->profiles);
 	free(r->names);
 }

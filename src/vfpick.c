@@ -241,20 +241,20 @@ open_store(struct run *r)
 {
 	bool excl = r->instance != NULL;
 
-	if (store_init(&r->store, r->conf.data_dir) == -1)
+	if (store_init(&r->view.store, r->conf.data_dir) == -1)
 		return log_fail(EX_USAGE, "data dir path too long", "{s:s}",
 		    "path", r->conf.data_dir);
-	if (store_lock(&r->store, excl, r->cli.lock_timeout) == 0)
+	if (store_lock(&r->view.store, excl, r->cli.lock_timeout) == 0)
 		return 0;
-	if (r->store.unavailable)
-		return fail_unavailable(r->store.why);
+	if (r->view.store.unavailable)
+		return fail_unavailable(r->view.store.why);
 	if (errno == EWOULDBLOCK)
 		return log_fail(EX_TEMPFAIL, "timed out waiting for the store "
-		    "lock", "{s:s, s:i}", "path", r->store.lock_path,
+		    "lock", "{s:s, s:i}", "path", r->view.store.lock_path,
 		    "timeout_s", (int)r->cli.lock_timeout);
 	return log_fail(errno == EACCES || errno == EPERM ? EX_NOPERM :
 	    excl ? EX_IOERR : EX_UNAVAILABLE, "cannot lock the store",
-	    "{s:s, s:s}", "path", r->store.lock_path, "error",
+	    "{s:s, s:s}", "path", r->view.store.lock_path, "error",
 	    strerror(errno));
 }
 
@@ -268,27 +268,24 @@ fail_load(const struct store *s)
 	return fail_unavailable(s->why);
 }
 
-/* Loads both files (fail closed) and the VF inventory. */
+/* Loads the stores (fail closed), the VF inventory and the placement. */
 static int
 load_state(struct run *r)
 {
-	size_t skipped = 0;
-
-	if (health_load(&r->store, &r->health, r->conf.threshold) == -1 ||
-	    claims_load(&r->store, &r->claims) == -1 ||
-	    drains_load(&r->store, &r->drains) == -1)
-		return fail_load(&r->store);
-	if (sysfs_inventory(r->conf.sysfs_root, &r->inv, &skipped) == -1)
+	if (hostview_load(&r->view, r->conf.sysfs_root,
+	    r->conf.threshold) == 0) {
+		if (r->view.skipped > 0)
+			log_msg(LVL_WARN, "skipping unreadable VFs", "{s:i}",
+			    "count", (int)r->view.skipped);
+		return 0;
+	}
+	if (r->view.failed == HOSTVIEW_STORES)
+		return fail_load(&r->view.store);
+	if (r->view.failed == HOSTVIEW_INVENTORY)
 		return log_fail(EX_IOERR, "cannot list VFs", "{s:s, s:s}",
 		    "sysfs_root", r->conf.sysfs_root, "error",
 		    strerror(errno));
-	if (skipped > 0)
-		log_msg(LVL_WARN, "skipping unreadable VFs", "{s:i}", "count",
-		    (int)skipped);
-	if (placement_build(&r->pl, &r->inv, &r->health, &r->claims,
-	    &r->drains) == -1)
-		return fail_nomem();
-	return 0;
+	return fail_nomem();
 }
 
 /* The names of the profiles some VF offers, each once (a log field). */
@@ -319,9 +316,9 @@ check_profile_known(const struct run *r)
 {
 	char msg[512];
 
-	if (placement_profile_known(&r->pl, r->profile))
+	if (placement_profile_known(&r->view.pl, r->profile))
 		return 0;
-	if (r->pl.noffered == 0 && r->inv.n > 0)
+	if (r->view.pl.noffered == 0 && r->view.inv.n > 0)
 		(void)snprintf(msg, sizeof(msg), "no creatable vGPU profiles "
 		    "on any VF (GPUs at capacity or dirty VFs consuming "
 		    "framebuffer): profile \"%.256s\"", r->profile);
@@ -330,7 +327,7 @@ check_profile_known(const struct run *r)
 		    "creatable on any VF (unknown profile or insufficient "
 		    "capacity)", r->profile);
 	return log_fail(EXIT_NO, msg, "{s:o?}", "offered",
-	    offered_names(&r->pl));
+	    offered_names(&r->view.pl));
 }
 
 /* Uniform index below n: --seed makes it repeatable, else getrandom(2). */
@@ -362,13 +359,13 @@ select_vf(struct run *r, const struct vf_info **out)
 	const struct placement_card *cs;
 	char msg[512];
 
-	placement_candidates(&r->pl, r->profile);
-	if ((cs = placement_best_card(&r->pl)) == NULL) {
+	placement_candidates(&r->view.pl, r->profile);
+	if ((cs = placement_best_card(&r->view.pl)) == NULL) {
 		(void)snprintf(msg, sizeof(msg), "no available VF for profile "
 		    "\"%.256s\"", r->profile);
 		return log_fail(EXIT_NO, msg, NULL);
 	}
-	*out = placement_choice(&r->pl, cs, random_below(r,
+	*out = placement_choice(&r->view.pl, cs, random_below(r,
 	    placement_card_choices(cs)));
 	if (*out == NULL)
 		return log_fail(EX_SOFTWARE, "selection lost its candidate",
@@ -381,7 +378,8 @@ static const char *
 pin_refusal(const struct run *r, const struct placement_vf *v, char *msg,
     size_t len)
 {
-	switch (placement_pin(&r->pl, v, r->profile, r->include_quarantined)) {
+	switch (placement_pin(&r->view.pl, v, r->profile,
+	    r->include_quarantined)) {
 	case PLACEMENT_PIN_CLAIMED:
 		(void)snprintf(msg, len, "VF %s is in use (claimed by %.256s)",
 		    r->pin, v->claim->instance_id);
@@ -416,7 +414,7 @@ pin_refusal(const struct run *r, const struct placement_vf *v, char *msg,
 static int
 select_pinned(struct run *r, const struct vf_info **out)
 {
-	const struct placement_vf *v = placement_find(&r->pl, r->pin);
+	const struct placement_vf *v = placement_find(&r->view.pl, r->pin);
 	char msg[512];
 
 	if (v == NULL) {
@@ -475,7 +473,7 @@ emit(const char *vf, const char *card, const char *profile,
 static int
 emit_claim(const struct run *r, const struct claim *cl)
 {
-	const struct vf_info *vi = inventory_find(&r->inv, cl->vf);
+	const struct vf_info *vi = inventory_find(&r->view.inv, cl->vf);
 
 	if (r->libvirt_format)
 		return emit_hostdev(cl->vf);
@@ -503,7 +501,7 @@ claim_code(struct run *r, int code)
 	if (code == CLAIM_NOMEM)
 		return fail_nomem();
 	if (code == CLAIM_LOAD)
-		return fail_load(&r->store);
+		return fail_load(&r->view.store);
 	return code;
 }
 
@@ -511,7 +509,7 @@ claim_code(struct run *r, int code)
 static int
 adopt(struct run *r)
 {
-	const struct placement_vf *v = placement_find(&r->pl, r->pin);
+	const struct placement_vf *v = placement_find(&r->view.pl, r->pin);
 	char msg[128];
 
 	if (v != NULL)
@@ -524,7 +522,7 @@ adopt(struct run *r)
 static int
 claim_flow(struct run *r)
 {
-	struct claim *held = claims_find_instance(&r->claims, r->instance);
+	struct claim *held = claims_find_instance(&r->view.claims, r->instance);
 	const struct vf_info *vi;
 	int code;
 
@@ -536,7 +534,7 @@ claim_flow(struct run *r)
 		code = claim_code(r, persist_claim(r, vi));
 	if (code != 0)
 		return code;
-	held = claims_find_instance(&r->claims, r->instance);
+	held = claims_find_instance(&r->view.claims, r->instance);
 	if (r->configure && (code = configure_claim(r, held)) != 0)
 		return claim_code(r, code);
 	/* SPEC 6.4; a libvirt domain's claim is completed by its hook. */
@@ -562,17 +560,6 @@ dry_run(struct run *r)
 	return emit(vi->addr, vi->card, r->profile, type_id, NULL, "");
 }
 
-static void
-release(struct run *r)
-{
-	store_unlock(&r->store);
-	health_release(&r->health);
-	claims_release(&r->claims);
-	drains_release(&r->drains);
-	sysfs_inventory_release(&r->inv);
-	placement_release(&r->pl);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -586,7 +573,7 @@ main(int argc, char **argv)
 	cli_stop_signals(true);
 	if ((code = open_store(&r)) == 0 && (code = load_state(&r)) == 0)
 		code = r.instance != NULL ? claim_flow(&r) : dry_run(&r);
-	release(&r);
+	hostview_release(&r.view);
 	if (code != 0)
 		return code;
 	if (sig_stop)

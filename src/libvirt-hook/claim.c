@@ -4,7 +4,8 @@
  * the profile's type written, as vfpick --vf VF --claim UUID --configure
  * does), its completion from the live XML at started and reconnect, the
  * adoption of a running domain's VF at reconnect (adopt.h's rules, as
- * vfpick --adopt), and the release at release end.
+ * vfpick --adopt), and the release at release end, each step
+ * claimlife.h's.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -14,11 +15,10 @@
 #include <sys/stat.h>
 
 #include "adopt.h"
-#include "auditlog.h"
+#include "claimlife.h"
 #include "endpoint.h"
 #include "log.h"
 #include "timefmt.h"
-#include "vfio.h"
 #include "libvirt-hook.h"
 #include "claims.h"
 
@@ -27,11 +27,11 @@ claim_save(struct hook *h, const char *what)
 {
 	struct atomic_result res = { 0 };
 
-	if (claims_save(&h->store, &h->claims, &res) == 0)
+	if (claims_save(&h->view.store, &h->view.claims, &res) == 0)
 		return 0;
 	log_msg(LVL_ERROR, what, "{s:s, s:s, s:s}", "path",
-	    h->store.claims_path, "step", res.step ? res.step : "", "error",
-	    h->store.why);
+	    h->view.store.claims_path, "step", res.step ? res.step : "",
+	    "error", h->view.store.why);
 	return -1;
 }
 
@@ -41,18 +41,18 @@ static int
 configure(struct hook *h, const char *vf, unsigned id)
 {
 	char msg[512];
-	unsigned cur;
+	bool already;
 
-	if (sysfs_vgpu_type(h->conf.sysfs_root, vf, &cur) == 0 && cur == id)
-		return 0;
-	if (sysfs_set_vgpu_type(h->conf.sysfs_root, vf, id) == 0) {
-		log_msg(LVL_INFO, "configured VF", "{s:s, s:s, s:i}", "vf", vf,
-		    "instance_id", h->dom.uuid, "type_id", (int)id);
+	if (claimlife_configure(h->conf.sysfs_root, vf, id, &already) == 0) {
+		if (!already)
+			log_msg(LVL_INFO, "configured VF", "{s:s, s:s, s:i}",
+			    "vf", vf, "instance_id", h->dom.uuid, "type_id",
+			    (int)id);
 		return 0;
 	}
 	(void)snprintf(msg, sizeof(msg), "cannot write vGPU type %u to VF "
 	    "%s: %s", id, vf, strerror(errno));
-	claims_remove_instance(&h->claims, h->dom.uuid);
+	claims_remove_instance(&h->view.claims, h->dom.uuid);
 	(void)claim_save(h, "cannot remove the claim after a failed "
 	    "configure");
 	return hook_refuse(msg);
@@ -63,12 +63,8 @@ claim_new(struct hook *h, const struct placement_vf *v)
 {
 	char now[TIMEFMT_MAX], type_id[16];
 	struct claim cl = { 0 };
-	struct timespec ts;
 	unsigned id = 0;
 
-	timefmt_now(&ts);
-	if (timefmt_format(&ts, now, sizeof(now)) == -1)
-		return hook_refuse("cannot format the claim time");
 	if (h->dom.profile[0] != '\0') {
 		id = placement_type_id(v->vi, h->dom.profile);
 		(void)snprintf(type_id, sizeof(type_id), "%u", id);
@@ -77,9 +73,9 @@ claim_new(struct hook *h, const struct placement_vf *v)
 	}
 	memcpy(cl.vf, v->vi->addr, sizeof(cl.vf));
 	cl.instance_id = h->dom.uuid;
-	cl.claimed_at = now;
-	if (claims_add(&h->claims, &cl) == -1)
-		return hook_refuse("out of memory");
+	if (claimlife_new(&h->view.claims, &cl, now, sizeof(now)) == -1)
+		return hook_refuse(errno == ENOMEM ? "out of memory" :
+		    "cannot format the claim time");
 	if (claim_save(h, "cannot persist the claim") == -1)
 		return hook_refuse("cannot persist the claim; see libvirt's "
 		    "log of this domain");
@@ -146,21 +142,6 @@ guest_endpoint(const struct hook *h, char *buf, size_t len)
 	return 0;
 }
 
-/* Sets *slot to a copy of v when v differs. 1 if set, 0 if not, -1. */
-static int
-update_str(char **slot, const char *v)
-{
-	char *copy;
-
-	if (*slot != NULL && strcmp(*slot, v) == 0)
-		return 0;
-	if ((copy = strdup(v)) == NULL)
-		return -1;
-	free(*slot);
-	*slot = copy;
-	return 1;
-}
-
 /*
  * SPEC 7.1: a claim with neither a guest endpoint nor a console log is
  * never checked (virt-install's default <serial type='pty'> keeps no log
@@ -185,21 +166,19 @@ int
 claim_complete(struct hook *h, struct claim *cl)
 {
 	char ctl[PATH_MAX], ep[PATH_MAX + 32];
-	int changed, r[3] = { 0, 0, 0 };
+	bool has_ctl, has_ep;
+	int changed;
 
-	if (monitor_socket(h, ctl, sizeof(ctl)) == 0)
-		r[0] = update_str(&cl->control_socket, ctl);
-	else if (cl->control_socket == NULL)
+	has_ctl = monitor_socket(h, ctl, sizeof(ctl)) == 0;
+	if (!has_ctl && cl->control_socket == NULL)
 		log_msg(LVL_WARN, "found no QMP monitor socket of the domain",
 		    "{s:s, s:i}", "qemu_state_dir", h->conf.qemu_state_dir,
 		    "id", (int)h->dom.id);
-	if (guest_endpoint(h, ep, sizeof(ep)) == 0)
-		r[1] = update_str(&cl->vsock, ep);
-	if (h->dom.app_log[0] != '\0')
-		r[2] = update_str(&cl->app_log, h->dom.app_log);
-	if (r[0] < 0 || r[1] < 0 || r[2] < 0)
+	has_ep = guest_endpoint(h, ep, sizeof(ep)) == 0;
+	changed = claimlife_complete(cl, has_ctl ? ctl : NULL, has_ep ? ep :
+	    NULL, h->dom.app_log[0] != '\0' ? h->dom.app_log : NULL);
+	if (changed < 0)
 		return log_fail(0, "out of memory", NULL);
-	changed = r[0] + r[1] + r[2];
 	if (changed > 0 && claim_save(h, "cannot persist the completed "
 	    "claim") == -1)
 		return 0;
@@ -218,11 +197,10 @@ claim_complete(struct hook *h, struct claim *cl)
 int
 claim_adopt(struct hook *h, const char *vf)
 {
-	const struct placement_vf *v = placement_find(&h->pl, vf);
-	char now[TIMEFMT_MAX], type_id[16], msg[512];
+	const struct placement_vf *v = placement_find(&h->view.pl, vf);
+	char now[TIMEFMT_MAX], msg[512];
 	struct claim cl = { 0 };
 	const char *warning;
-	struct timespec ts;
 	long pid;
 
 	if (v == NULL)
@@ -232,67 +210,43 @@ claim_adopt(struct hook *h, const char *vf)
 		return log_fail(EXIT_NO, "cannot adopt the running domain's "
 		    "VF", "{s:s, s:s, s:s}", "vf", vf, "instance_id",
 		    h->dom.uuid, "reason", msg);
-	timefmt_now(&ts);
-	if (timefmt_format(&ts, now, sizeof(now)) == -1)
-		return log_fail(EX_SOFTWARE, "cannot format the time", NULL);
-	(void)snprintf(type_id, sizeof(type_id), "%u", v->vi->current_type);
-	memcpy(cl.vf, vf, sizeof(cl.vf));
 	cl.instance_id = h->dom.uuid;
-	cl.claimed_at = now;
-	cl.profile = (char *)adopt_profile(v, h->dom.profile);
-	cl.type_id = type_id;
-	if (claims_add(&h->claims, &cl) == -1)
-		return log_fail(EX_OSERR, "out of memory", NULL);
+	cl.profile = h->dom.profile;
+	if (claimlife_adopt(&h->view.claims, v, &cl, now, sizeof(now)) == -1)
+		return errno == ENOMEM ? log_fail(EX_OSERR, "out of memory",
+		    NULL) : log_fail(EX_SOFTWARE, "cannot format the time",
+		    NULL);
 	if (claim_save(h, "cannot persist the adopted claim") == -1)
 		return EX_IOERR;
 	warning = adopt_holder(h->conf.sysfs_root, h->proc_root, vf, &pid);
 	log_msg(warning ? LVL_WARN : LVL_INFO, "adopted the running domain's "
 	    "VF", "{s:s, s:s, s:s, s:s, s:s?}", "vf", vf, "instance_id",
-	    h->dom.uuid, "domain", h->dom.name, "type_id", type_id,
+	    h->dom.uuid, "domain", h->dom.name, "type_id", cl.type_id,
 	    "warning", warning);
 	return 0;
 }
 
 /* Writes 0 to vf's current_vgpu_type unless a process holds its VFIO
- * device (or /proc cannot be scanned). 0 done, -1 logged. */
+ * device (or /proc cannot be scanned): claimlife's rule. 0 done, -1
+ * logged. */
 static int
 deconfigure(struct hook *h, const char *vf)
 {
-	unsigned cur;
+	bool wrote;
 	long pid;
 
-	if (sysfs_vgpu_type(h->conf.sysfs_root, vf, &cur) == 0 && cur == 0)
+	if (claimlife_deconfigure_scan(h->conf.sysfs_root, h->proc_root, vf,
+	    &pid, &wrote) == 0)
 		return 0;
-	pid = vfio_holder(h->conf.sysfs_root, h->proc_root, vf);
-	if (pid != 0) {
+	if (pid != 0)
 		log_msg(LVL_ERROR, "kept the claim: cannot deconfigure the VF",
 		    "{s:s, s:I, s:s}", "vf", vf, "holder_pid",
 		    (json_int_t)pid, "error", pid < 0 ? strerror(errno) :
 		    "a process holds its VFIO device");
-		return -1;
-	}
-	if (sysfs_set_vgpu_type(h->conf.sysfs_root, vf, 0) == -1) {
+	else
 		log_msg(LVL_ERROR, "kept the claim: cannot deconfigure the VF",
 		    "{s:s, s:s}", "vf", vf, "error", strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-/* The audit line of a release (4.1), after it is durable. */
-static void
-audit_release(struct hook *h, const char *vf, bool deconfigured)
-{
-	struct audit_event ev = { .command = "release", .vf = vf };
-	json_t *extra = json_pack("{s:s, s:s, s:b}", "instance_id",
-	    h->dom.uuid, "domain", h->dom.name, "deconfigured",
-	    deconfigured);
-
-	ev.extra = extra;
-	if (extra == NULL || audit_append(h->store.dir, &ev) == -1)
-		log_msg(LVL_ERROR, "cannot append the audit line", "{s:s, s:s}",
-		    "vf", vf, "error", strerror(errno));
-	json_decref(extra);
+	return -1;
 }
 
 bool
@@ -306,10 +260,35 @@ claim_is_domains(const struct hook *h, const struct claim *cl)
 	return false;
 }
 
-int
-claim_release(struct hook *h)
+/* Ends the claim: removed, saved, audited (claimlife_release()). */
+static void
+end_claim(struct hook *h, const char *vf, bool deconf)
 {
-	struct claim *cl = claims_find_instance(&h->claims, h->dom.uuid);
+	struct claimlife_end end = { .command = "release", .vf = vf,
+	    .instance_id = h->dom.uuid, .domain = h->dom.name,
+	    .deconfigured = deconf };
+	struct atomic_result res = { 0 };
+	int audit_err;
+
+	if (claimlife_release(&h->view.store, &h->view.claims, &end, &res,
+	    &audit_err) == -1) {
+		log_msg(LVL_ERROR, "cannot persist the release", "{s:s, s:s, "
+		    "s:s}", "path", h->view.store.claims_path, "step",
+		    res.step ? res.step : "", "error", h->view.store.why);
+		return;
+	}
+	log_msg(LVL_INFO, "released the domain's claim", "{s:s, s:s, s:s, "
+	    "s:b}", "vf", vf, "instance_id", h->dom.uuid, "domain",
+	    h->dom.name, "deconfigured", deconf);
+	if (audit_err != 0)
+		log_msg(LVL_ERROR, "cannot append the audit line", "{s:s, s:s}",
+		    "vf", vf, "error", strerror(audit_err));
+}
+
+int
+claim_end(struct hook *h)
+{
+	struct claim *cl = claims_find_instance(&h->view.claims, h->dom.uuid);
 	bool deconf = h->conf.libvirt_deconfigure;
 	char vf[VF_ADDR_LEN + 1];
 
@@ -330,12 +309,6 @@ claim_release(struct hook *h)
 	memcpy(vf, cl->vf, sizeof(vf));
 	if (deconf && deconfigure(h, vf) == -1)
 		return 0;
-	claims_remove_instance(&h->claims, h->dom.uuid);
-	if (claim_save(h, "cannot persist the release") == -1)
-		return 0;
-	log_msg(LVL_INFO, "released the domain's claim", "{s:s, s:s, s:s, "
-	    "s:b}", "vf", vf, "instance_id", h->dom.uuid, "domain",
-	    h->dom.name, "deconfigured", deconf);
-	audit_release(h, vf, deconf);
+	end_claim(h, vf, deconf);
 	return 0;
 }

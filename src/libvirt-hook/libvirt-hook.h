@@ -13,12 +13,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "claims.h"
 #include "cli.h"
-#include "healthfile.h"
-#include "placement.h"
-#include "store.h"
-#include "sysfs.h"
+#include "hostview.h"
 
 /* The largest domain XML accepted. libvirt's own XML of a domain with a
  * few dozen devices is tens of KiB; Nova's metadata adds a few more. */
@@ -57,12 +53,7 @@ struct hook {
 	const char *proc_root;		/* --proc-root, default "/" */
 	struct domain dom;
 	struct vf_list vfs;		/* the domain's NVIDIA VFs here */
-	struct store store;
-	struct health health;
-	struct claims claims;
-	struct drains drains;		/* vf-drain.json (drain.h) */
-	struct vf_inventory inv;
-	struct placement pl;
+	struct hostview view;		/* stores, inventory, placement */
 };
 
 /* domain.c: reads fd to its end into a new NUL-terminated buffer (the
@@ -96,9 +87,10 @@ int claim_complete(struct hook *h, struct claim *cl);
  * (reconnect, like vfpick --adopt). 0, or 1 with the reason logged. */
 int claim_adopt(struct hook *h, const char *vf);
 
-/* claim.c: the domain's claim removed (and its VF deconfigured when
- * libvirt.deconfigure); nothing to release is 0. 0, or 1 logged. */
-int claim_release(struct hook *h);
+/* claim.c: the domain's claim ended: removed from the ledger (and its
+ * VF deconfigured when libvirt.deconfigure), audited; nothing to release
+ * is 0. 0, or 1 logged. */
+int claim_end(struct hook *h);
 
 /* claim.c: true when the claim's VF is one of the domain's VFs (SPEC
  * 7.2: a UUID is the domain author's to choose, so it alone never makes

@@ -109,22 +109,22 @@ find_vfs(struct hook *h, enum phase ph)
 static int
 lock_store(struct hook *h, char *msg, size_t len)
 {
-	if (store_init(&h->store, h->conf.data_dir) == -1) {
+	if (store_init(&h->view.store, h->conf.data_dir) == -1) {
 		(void)snprintf(msg, len, "the data directory path is too long");
 		return -1;
 	}
-	if (store_lock(&h->store, true, h->conf.libvirt_lock_timeout) == 0)
+	if (store_lock(&h->view.store, true, h->conf.libvirt_lock_timeout) == 0)
 		return 0;
-	if (h->store.unavailable)
+	if (h->view.store.unavailable)
 		(void)snprintf(msg, len, "the VF health state is unavailable "
-		    "(%.600s)", h->store.why);
+		    "(%.600s)", h->view.store.why);
 	else if (errno == EWOULDBLOCK)
 		(void)snprintf(msg, len, "gave up waiting %u s for the store "
 		    "lock %.600s; try again", h->conf.libvirt_lock_timeout,
-		    h->store.lock_path);
+		    h->view.store.lock_path);
 	else
 		(void)snprintf(msg, len, "cannot lock %.600s: %s",
-		    h->store.lock_path, strerror(errno));
+		    h->view.store.lock_path, strerror(errno));
 	return -1;
 }
 
@@ -133,24 +133,17 @@ lock_store(struct hook *h, char *msg, size_t len)
 static int
 load_all(struct hook *h, char *msg, size_t len)
 {
-	size_t skipped = 0;
-
-	if (health_load(&h->store, &h->health, h->conf.threshold) == -1 ||
-	    claims_load(&h->store, &h->claims) == -1 ||
-	    drains_load(&h->store, &h->drains) == -1) {
+	if (hostview_load(&h->view, h->conf.sysfs_root,
+	    h->conf.threshold) == 0)
+		return 0;
+	if (h->view.failed == HOSTVIEW_STORES)
 		(void)snprintf(msg, len, "the VF health state is unavailable "
 		    "(%.600s); fix it (vfstore check) and start again",
-		    h->store.why);
-		return -1;
-	}
-	if (sysfs_inventory(h->conf.sysfs_root, &h->inv, &skipped) == -1 ||
-	    placement_build(&h->pl, &h->inv, &h->health, &h->claims,
-	    &h->drains) == -1) {
+		    h->view.store.why);
+	else
 		(void)snprintf(msg, len, "cannot list the host's VFs: %s",
 		    strerror(errno));
-		return -1;
-	}
-	return 0;
+	return -1;
 }
 
 /* True when vf is the source of one of the domain's <hostdev>s. */
@@ -245,7 +238,7 @@ prepare(struct hook *h)
 	if (lock_store(h, msg, sizeof(msg)) == -1 ||
 	    load_all(h, msg, sizeof(msg)) == -1)
 		return hook_refuse(msg);
-	held = claims_find_instance(&h->claims, h->dom.uuid);
+	held = claims_find_instance(&h->view.claims, h->dom.uuid);
 	if (held != NULL && strcmp(held->vf, vf) == 0) {
 		log_msg(LVL_INFO, "the domain already holds the claim",
 		    "{s:s, s:s, s:s}", "vf", vf, "instance_id", h->dom.uuid,
@@ -258,7 +251,7 @@ prepare(struct hook *h)
 		    "--instance %s)", h->dom.uuid, held->vf, vf, h->dom.uuid);
 		return hook_refuse(msg);
 	}
-	if ((v = placement_find(&h->pl, vf)) == NULL) {
+	if ((v = placement_find(&h->view.pl, vf)) == NULL) {
 		(void)snprintf(msg, sizeof(msg), "VF %s cannot be read from "
 		    "sysfs", vf);
 		return hook_refuse(msg);
@@ -281,7 +274,7 @@ channel_access(const struct hook *h, bool grant)
 	const char *why;
 
 	if (h->dom.channel[0] == '\0' || h->dom.has_cid ||
-	    stat(h->store.dir, &st) == -1 || st.st_uid == 0)
+	    stat(h->view.store.dir, &st) == -1 || st.st_uid == 0)
 		return;
 	if (grant_channel(h->conf.qemu_state_dir, h->dom.id, h->dom.channel,
 	    st.st_uid, grant, &why) == 0) {
@@ -313,10 +306,10 @@ started(struct hook *h)
 	if (lock_store(h, msg, sizeof(msg)) == -1)
 		return log_fail(0, "cannot complete the claim", "{s:s}",
 		    "error", msg);
-	if (claims_load(&h->store, &h->claims) == -1)
+	if (claims_load(&h->view.store, &h->view.claims) == -1)
 		return log_fail(0, "cannot complete the claim: VF claims "
-		    "unavailable", "{s:s}", "error", h->store.why);
-	if ((cl = claims_find_instance(&h->claims, h->dom.uuid)) == NULL) {
+		    "unavailable", "{s:s}", "error", h->view.store.why);
+	if ((cl = claims_find_instance(&h->view.claims, h->dom.uuid)) == NULL) {
 		log_msg(LVL_WARN, "the domain holds no claim to complete",
 		    "{s:s, s:s, s:s}", "vf", h->vfs.v[0], "instance_id",
 		    h->dom.uuid, "domain", h->dom.name);
@@ -344,11 +337,11 @@ release(struct hook *h)
 	if (lock_store(h, msg, sizeof(msg)) == -1)
 		return log_fail(0, "cannot release the claim", "{s:s}",
 		    "error", msg);
-	if (claims_load(&h->store, &h->claims) == -1)
+	if (claims_load(&h->view.store, &h->view.claims) == -1)
 		return log_fail(0, "cannot release the claim: VF claims "
-		    "unavailable", "{s:s}", "error", h->store.why);
+		    "unavailable", "{s:s}", "error", h->view.store.why);
 	channel_access(h, false);
-	return claim_release(h);
+	return claim_end(h);
 }
 
 /* reconnect begin: the running domain's claim exists (adopted if not)
@@ -363,10 +356,10 @@ reconnect(struct hook *h)
 	    load_all(h, msg, sizeof(msg)) == -1)
 		return log_fail(0, "cannot check the claim", "{s:s}", "error",
 		    msg);
-	cl = claims_find_instance(&h->claims, h->dom.uuid);
+	cl = claims_find_instance(&h->view.claims, h->dom.uuid);
 	if (cl == NULL && claim_adopt(h, h->vfs.v[0]) != 0)
 		return 0;
-	cl = claims_find_instance(&h->claims, h->dom.uuid);
+	cl = claims_find_instance(&h->view.claims, h->dom.uuid);
 	if (cl != NULL && strcmp(cl->vf, h->vfs.v[0]) != 0) {
 		log_msg(LVL_ERROR, "the domain's claim names another VF",
 		    "{s:s, s:s, s:s}", "vf", h->vfs.v[0], "claimed_vf", cl->vf,

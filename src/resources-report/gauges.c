@@ -29,15 +29,15 @@ slots_prom(const struct run *r, struct prom *p)
 	    "nor drained), quarantined (may overlap used), drained (not "
 	    "quarantined; may overlap used).");
 	prom_sample(p, slots, (const char *[]){ "kind", "total", NULL },
-	    (double)r->inv.n);
+	    (double)r->view.inv.n);
 	prom_sample(p, slots, (const char *[]){ "kind", "used", NULL },
-	    r->pl.used);
+	    r->view.pl.used);
 	prom_sample(p, slots, (const char *[]){ "kind", "allocatable",
-	    NULL }, r->pl.allocatable);
+	    NULL }, r->view.pl.allocatable);
 	prom_sample(p, slots, (const char *[]){ "kind", "quarantined",
-	    NULL }, r->pl.quarantined);
+	    NULL }, r->view.pl.quarantined);
 	prom_sample(p, slots, (const char *[]){ "kind", "drained", NULL },
-	    r->pl.drained);
+	    r->view.pl.drained);
 }
 
 /* The allocatable VFs per profile, known only while available. */
@@ -67,7 +67,7 @@ capacity_prom(const struct run *r, struct prom *p)
 	profiles_prom(r, p);
 	prom_gauge(p, "hypeman_instances_vgpu_quarantined_vfs", "Quarantined "
 	    "VFs on this host (0 while the health state is unavailable).",
-	    r->pl.quarantined);
+	    r->view.pl.quarantined);
 	prom_gauge(p, "hypeman_instances_vgpu_vf_health_store_unavailable",
 	    "1 while the VF health store or claims ledger cannot be loaded.",
 	    !r->available);
@@ -90,8 +90,8 @@ vf_family(const struct run *r, struct prom *p, const char *name,
 	bool any = false;
 	size_t i;
 
-	for (i = 0; i < r->inv.n; i++) {
-		v = &r->pl.vf[i];
+	for (i = 0; i < r->view.inv.n; i++) {
+		v = &r->view.pl.vf[i];
 		if (!vf_notable(v))
 			continue;
 		if (!any)
@@ -111,11 +111,11 @@ cards_prom(const struct run *r, struct prom *p)
 	const struct placement_card *cs;
 	size_t i, k;
 
-	if (r->pl.ncards > 0)
+	if (r->view.pl.ncards > 0)
 		prom_family(p, cv, "gauge", "VFs of each card by state "
 		    "(resources-report --vfs); the states sum to its VFs.");
-	for (i = 0; i < r->pl.ncards; i++) {
-		cs = &r->pl.cards[i];
+	for (i = 0; i < r->view.pl.ncards; i++) {
+		cs = &r->view.pl.cards[i];
 		for (k = 0; k < PLACEMENT_NVIEWS; k++)
 			prom_sample(p, cv, (const char *[]){ "card", cs->addr,
 			    "state", placement_view_name(k), NULL },

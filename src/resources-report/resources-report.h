@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "drain.h"
 #include "healthfile.h"
+#include "hostview.h"
 #include "placement.h"
 #include "prom.h"
 #include "store.h"
@@ -35,15 +36,10 @@ struct run {
 	bool prometheus;
 	bool vfs;			/* --vfs */
 	const char *output;
-	struct store store;
-	struct health health;
-	struct claims claims;
-	struct drains drains;		/* vf-drain.json (drain.h) */
+	struct hostview view;		/* stores, inventory, placement */
 	bool available;			/* the three files loaded */
 	char why[PATH_MAX + 128];	/* why not ("VF health state
 					   unavailable: " WHY) */
-	struct vf_inventory inv;
-	struct placement pl;
 	struct systemic sys;		/* only while available */
 	struct placement_profile *profiles;	/* owned */
 	size_t nprofiles;

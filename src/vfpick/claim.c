@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "adopt.h"
+#include "claimlife.h"
 #include "claims.h"
 #include "healthfile.h"
 #include "log.h"
@@ -24,11 +24,25 @@ save_claims(struct run *r, const char *what)
 {
 	struct atomic_result res = { 0 };
 
-	if (claims_save(&r->store, &r->claims, &res) == 0)
+	if (claims_save(&r->view.store, &r->view.claims, &res) == 0)
 		return 0;
 	return log_fail(EX_IOERR, what, "{s:s, s:s, s:s}", "path",
-	    r->store.claims_path, "step", res.step ? res.step : "", "error",
-	    r->store.why);
+	    r->view.store.claims_path, "step", res.step ? res.step : "",
+	    "error", r->view.store.why);
+}
+
+/* Persists the new claim cl (claimlife_new() done); logs it. */
+static int
+persisted(struct run *r, const struct claim *cl)
+{
+	int code;
+
+	if ((code = save_claims(r, "cannot persist the claim")) != 0)
+		return code;
+	log_msg(LVL_INFO, "claimed VF", "{s:s, s:s, s:s, s:s}", "vf",
+	    cl->vf, "instance_id", r->instance, "profile", cl->profile,
+	    "claimed_at", cl->claimed_at);
+	return 0;
 }
 
 /* Persists a new claim of vi for the instance. */
@@ -36,31 +50,20 @@ int
 persist_claim(struct run *r, const struct vf_info *vi)
 {
 	char now[TIMEFMT_MAX], type_id[16];
-	struct timespec ts;
 	struct claim cl = { 0 };
-	int code;
 
-	timefmt_now(&ts);
-	if (timefmt_format(&ts, now, sizeof(now)) == -1)
-		return log_fail(EX_SOFTWARE, "cannot format the claim time",
-		    NULL);
 	(void)snprintf(type_id, sizeof(type_id), "%u",
 	    placement_type_id(vi, r->profile));	/* <= VGPU_TYPE_ID_MAX */
 	strcpy(cl.vf, vi->addr);
 	cl.instance_id = r->instance;
-	cl.claimed_at = now;
 	cl.profile = r->profile;
 	cl.type_id = type_id;
 	cl.vsock = r->vsock;
 	cl.control_socket = r->control_socket;
-	if (claims_add(&r->claims, &cl) == -1)
-		return CLAIM_NOMEM;
-	if ((code = save_claims(r, "cannot persist the claim")) != 0)
-		return code;
-	log_msg(LVL_INFO, "claimed VF", "{s:s, s:s, s:s, s:s}", "vf",
-	    vi->addr, "instance_id", r->instance, "profile", r->profile,
-	    "claimed_at", now);
-	return 0;
+	if (claimlife_new(&r->view.claims, &cl, now, sizeof(now)) == -1)
+		return errno == ENOMEM ? CLAIM_NOMEM : log_fail(EX_SOFTWARE,
+		    "cannot format the claim time", NULL);
+	return persisted(r, &cl);
 }
 
 /* Removes the claim of a failed configure again; returns the code. */
@@ -73,7 +76,7 @@ configure_fail(struct run *r, int code, const char *msg, const char *vf,
 
 	/* Copy first: removing the claim may reuse the buffers. */
 	(void)snprintf(why, sizeof(why), "%s", err);	/* a log field */
-	claims_remove_instance(&r->claims, r->instance);
+	claims_remove_instance(&r->view.claims, r->instance);
 	saved = save_claims(r, "cannot remove the claim after a failed "
 	    "configure");
 	if (saved != 0)
@@ -86,18 +89,19 @@ configure_fail(struct run *r, int code, const char *msg, const char *vf,
 static int
 configure_health(struct run *r, const char *vf)
 {
+	struct hostview *v = &r->view;
 	char msg[128];
 
-	health_release(&r->health);
-	if (health_load(&r->store, &r->health, r->conf.threshold) == -1) {
-		if (r->store.nomem)
+	health_release(&v->health);
+	if (health_load(&v->store, &v->health, r->conf.threshold) == -1) {
+		if (r->view.store.nomem)
 			return CLAIM_LOAD;
 		return configure_fail(r, EX_UNAVAILABLE, "VF health state "
-		    "unavailable", vf, r->store.why);
+		    "unavailable", vf, r->view.store.why);
 	}
 	/* A verification boot configures the quarantined VF on purpose. */
-	if (!health_vf_quarantined(&r->health, vf) || (r->include_quarantined
-	    && strcmp(vf, r->pin) == 0))
+	if (!health_vf_quarantined(&v->health, vf) ||
+	    (r->include_quarantined && strcmp(vf, r->pin) == 0))
 		return 0;
 	(void)snprintf(msg, sizeof(msg), "vendor VFIO vGPU on VF %s is "
 	    "quarantined", vf);
@@ -116,7 +120,8 @@ int
 configure_claim(struct run *r, const struct claim *cl)
 {
 	char vf[VF_ADDR_LEN + 1];
-	unsigned id, cur;
+	bool already;
+	unsigned id;
 	int code;
 
 	strcpy(vf, cl->vf);
@@ -126,46 +131,29 @@ configure_claim(struct run *r, const struct claim *cl)
 		    "type_id", vf, cl->type_id ? cl->type_id : "");
 	if ((code = configure_health(r, vf)) != 0)
 		return code;
-	if (sysfs_vgpu_type(r->conf.sysfs_root, vf, &cur) == 0 && cur == id) {
+	if (claimlife_configure(r->conf.sysfs_root, vf, id, &already) == -1)
+		return configure_fail(r, EX_IOERR, "cannot configure VF", vf,
+		    strerror(errno));
+	if (already) {
 		log_msg(LVL_INFO, "VF already holds the type", "{s:s, s:i}",
 		    "vf", vf, "type_id", (int)id);
 		return 0;
 	}
-	if (sysfs_set_vgpu_type(r->conf.sysfs_root, vf, id) == -1)
-		return configure_fail(r, EX_IOERR, "cannot configure VF", vf,
-		    strerror(errno));
 	log_msg(LVL_INFO, "configured VF", "{s:s, s:s, s:i}", "vf", vf,
 	    "instance_id", r->instance, "type_id", (int)id);
 	return 0;
-}
-
-/* Sets *slot to a copy of v when v is given and differs. 1 if set, 0 if
- * not, -1/ENOMEM. */
-static int
-update_str(char **slot, const char *v)
-{
-	char *copy;
-
-	if (v == NULL || (*slot != NULL && strcmp(*slot, v) == 0))
-		return 0;
-	if ((copy = strdup(v)) == NULL)
-		return -1;
-	free(*slot);
-	*slot = copy;
-	return 1;
 }
 
 /* The endpoints given anew replace the claim's (persisted); 0 or a code. */
 static int
 update_endpoints(struct run *r, struct claim *cl)
 {
-	int vsock, ctl, code;
+	int changed, code;
 
-	vsock = update_str(&cl->vsock, r->vsock);
-	ctl = update_str(&cl->control_socket, r->control_socket);
-	if (vsock < 0 || ctl < 0)
+	changed = claimlife_complete(cl, r->control_socket, r->vsock, NULL);
+	if (changed < 0)
 		return CLAIM_NOMEM;
-	if (vsock + ctl == 0)
+	if (changed == 0)
 		return 0;
 	if ((code = save_claims(r, "cannot persist the claim's endpoints")))
 		return code;
@@ -227,7 +215,8 @@ add_warning(struct run *r, const char *msg, const char *vf)
 int
 adopt_claim(struct run *r, const struct placement_vf *v)
 {
-	char msg[512];
+	char msg[512], now[TIMEFMT_MAX];
+	struct claim cl = { 0 };
 	enum adopt_verdict why;
 	const char *warning;
 	size_t n;
@@ -242,7 +231,14 @@ adopt_claim(struct run *r, const struct placement_vf *v)
 		return log_fail(EXIT_NO, msg, "{s:s, s:s}", "vf", r->pin,
 		    "instance_id", r->instance);
 	}
-	if ((code = persist_claim(r, v->vi)) != 0)
+	cl.instance_id = r->instance;
+	cl.profile = r->profile;
+	cl.vsock = r->vsock;
+	cl.control_socket = r->control_socket;
+	if (claimlife_adopt(&r->view.claims, v, &cl, now, sizeof(now)) == -1)
+		return errno == ENOMEM ? CLAIM_NOMEM : log_fail(EX_SOFTWARE,
+		    "cannot format the claim time", NULL);
+	if ((code = persisted(r, &cl)) != 0)
 		return code;
 	warning = adopt_holder(r->conf.sysfs_root, r->proc_root, r->pin, &pid);
 	if (warning != NULL)

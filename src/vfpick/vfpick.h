@@ -10,11 +10,7 @@
 
 #include "claims.h"
 #include "cli.h"
-#include "drain.h"
-#include "healthfile.h"
-#include "placement.h"
-#include "store.h"
-#include "sysfs.h"
+#include "hostview.h"
 #include "vfaddr.h"
 
 struct run {
@@ -33,12 +29,7 @@ struct run {
 	char warning[256];		/* the output line's "warning"; "" */
 	bool seeded;
 	unsigned seed;
-	struct store store;
-	struct health health;
-	struct claims claims;
-	struct drains drains;		/* vf-drain.json (drain.h) */
-	struct vf_inventory inv;
-	struct placement pl;
+	struct hostview view;		/* stores, inventory, placement */
 };
 
 /*
@@ -47,7 +38,7 @@ struct run {
  * reload of the health store: 71 out of memory, else 69).
  */
 #define CLAIM_NOMEM	(-1)
-#define CLAIM_LOAD	(-2)		/* why: in r->store */
+#define CLAIM_LOAD	(-2)		/* why: in r->view.store */
 
 /* claim.c: a new claim of vi for r->instance, persisted; 0 or a code. */
 int persist_claim(struct run *r, const struct vf_info *vi);

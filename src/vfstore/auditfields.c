@@ -119,23 +119,6 @@ storeaudit_quarantined(const char *gpu_dir, const char *command,
 }
 
 int
-storeaudit_release(const char *gpu_dir, const char *command,
-    const char *vf, const char *instance, const char *liveness,
-    const char *reason, bool deconfigured)
-{
-	struct audit_event ev = { .command = command, .vf = vf,
-	    .reason = reason };
-
-	if (!utf8_valid_str(instance)) {
-		errno = EILSEQ;
-		return -1;
-	}
-	return append(gpu_dir, &ev, json_pack("{s:s, s:s*, s:b}",
-	    "instance_id", instance, "liveness", liveness, "deconfigured",
-	    deconfigured));
-}
-
-int
 storeaudit_deconfigure(const char *gpu_dir, const char *vf,
     const char *reason)
 {

@@ -12,13 +12,17 @@
  *	drain, undrain	card (--card), vf (--vf), vfs, reason
  *	report-failure,	vf, instance_id, assigned_at, threshold, failures,
  *	apply		nvrm (apply, when the check line had one)
- *	release		vf, instance_id, reason, deconfigured
+ *	release		vf, instance_id, reason, domain, deconfigured
  *	reconcile	vf, instance_id, liveness, reason, deconfigured
  *	deconfigure	vf, reason
  *	edit		file, reason
  *
  * "reason" is the operator's --reason (left out when none was given;
- * reconcile's is why the VMM is gone).
+ * reconcile's is why the VMM is gone). "domain" is libvirt-hook's (its
+ * release end, prog "libvirt-hook", has no reason); vfstore's release
+ * has none. The release and reconcile lines have one writer,
+ * claimlife_audit() (src/lib/claimlife.h), the same for every program
+ * that ends a claim.
  * "failures" is one array of the failures the VFs' records held (before
  * a quarantine or clear dropped them; after a report tallied the last),
  * each with its vf_address, instance_id, assigned_at and reported_at.
@@ -59,12 +63,6 @@ int storeaudit_vfs(const char *gpu_dir, const char *command,
 int storeaudit_quarantined(const char *gpu_dir, const char *command,
     const struct health *h, const struct health_report *rep,
     unsigned threshold, const char *nvrm);
-
-/* A released claim: "release" (liveness NULL, reason --reason's or NULL)
- * or "reconcile". */
-int storeaudit_release(const char *gpu_dir, const char *command,
-    const char *vf, const char *instance, const char *liveness,
-    const char *reason, bool deconfigured);
 
 /* deconfigure --vf; reason --reason's or NULL. */
 int storeaudit_deconfigure(const char *gpu_dir, const char *vf,

@@ -5,35 +5,32 @@
 #include <string.h>
 
 #include "claimrelease.h"
-#include "reconcileengine.h"
 #include "auditfields.h"
-#include "vfio.h"
-#include "claims.h"
+#include "claimlife.h"
 
 /*
  * Writes 0 to vf's current_vgpu_type unless a process holds its VFIO
- * device. A PROC that cannot be scanned refuses too: nobody can be
- * assumed to hold nothing. 0, or -1 with r->status set.
+ * device (claimlife.h's rule). A PROC that cannot be scanned refuses
+ * too: nobody can be assumed to hold nothing. 0, or -1 with r->status
+ * set.
  */
 static int
 reset_type(const struct claimop_where *w, const char *vf, struct claimop *r)
 {
-	struct vfio_scan held;
-	int rc = 0;
+	bool wrote;
 
-	if (vfio_scan_load(&held, w->proc_root) < 0) {
+	if (claimlife_deconfigure_scan(w->sysfs_root, w->proc_root, vf,
+	    &r->pid, &wrote) == 0) {
+		r->deconfigured = true;
+		return 0;
+	}
+	r->err = errno;
+	if (r->pid < 0) {
+		r->pid = 0;
 		r->status = CLAIMOP_NO_SCAN;
-		r->err = errno;
-		return -1;
-	}
-	if (reconcile_deconfigure(w->sysfs_root, &held, vf, &r->pid) < 0) {
+	} else
 		r->status = r->pid != 0 ? CLAIMOP_HELD : CLAIMOP_SYSFS;
-		r->err = errno;
-		rc = -1;
-	}
-	vfio_scan_release(&held);
-	r->deconfigured = rc == 0;
-	return rc;
+	return -1;
 }
 
 static void
@@ -51,6 +48,9 @@ claimop_release(struct store *s, struct claims *cl,
     struct claimop *r)
 {
 	struct claim *found = claims_find_instance(cl, instance);
+	struct claimlife_end end = { .command = "release",
+	    .instance_id = instance, .reason = w->reason,
+	    .deconfigured = deconfigure };
 	struct atomic_result res = { 0 };
 
 	result_init(r, found != NULL ? found->vf : NULL);
@@ -60,15 +60,11 @@ claimop_release(struct store *s, struct claims *cl,
 	}
 	if (deconfigure && reset_type(w, r->vf, r) < 0)
 		return;
-	claims_remove_instance(cl, instance);
-	if (claims_save(s, cl, &res) < 0) {
+	end.vf = r->vf;
+	if (claimlife_release(s, cl, &end, &res, &r->audit_err) < 0) {
 		r->status = CLAIMOP_PERSIST;
 		r->step = res.step ? res.step : "";
-		return;
 	}
-	if (storeaudit_release(s->dir, "release", r->vf, instance, NULL,
-	    w->reason, deconfigure) < 0)
-		r->audit_err = errno;
 }
 
 void

@@ -15,7 +15,7 @@
 
 #include "prom.h"
 #include "reconcileengine.h"
-#include "auditfields.h"
+#include "claimlife.h"
 #include "sysfs.h"
 #include "timefmt.h"
 #include "claims.h"
@@ -51,18 +51,6 @@ reconcile_pass_release(struct reconcile_pass *p)
 		free(p->v[i].instance_id);
 	free(p->v);
 	memset(p, 0, sizeof(*p));
-}
-
-int
-reconcile_deconfigure(const char *sysfs_root, const struct vfio_scan *held,
-    const char *vf, long *pid)
-{
-	*pid = vfio_scan_holder(held, sysfs_root, vf);
-	if (*pid != 0) {
-		errno = EBUSY;
-		return -1;
-	}
-	return sysfs_set_vgpu_type(sysfs_root, vf, 0);
 }
 
 /* The control socket's verdict in the words of a result line. */
@@ -210,6 +198,7 @@ recheck_release(const struct reconcile_conf *conf, const struct tables *t,
     struct claims *fresh, const struct claims *old, struct reconcile_claim *r)
 {
 	const struct claim *cl = unchanged(fresh, old, r);
+	bool wrote;
 	long pid;
 
 	if (cl == NULL) {
@@ -221,8 +210,8 @@ recheck_release(const struct reconcile_conf *conf, const struct tables *t,
 	if (r->liveness != VMM_GONE)
 		return false;
 	if (has_vgpu_type(conf->sysfs_root, r->vf)) {
-		if (reconcile_deconfigure(conf->sysfs_root, &t->held, r->vf,
-		    &pid) < 0) {
+		if (claimlife_deconfigure(conf->sysfs_root, &t->held, r->vf,
+		    &pid, &wrote) < 0) {
 			r->err = errno;
 			r->reason = "cannot reset current_vgpu_type";
 			return false;
@@ -272,14 +261,18 @@ save_released(struct store *s, const struct claims *fresh,
 static void
 audit_released(const struct store *s, struct reconcile_pass *p)
 {
+	struct claimlife_end end = { .command = "reconcile" };
 	struct reconcile_claim *r;
 	size_t i;
 
 	for (i = 0; i < p->n; i++) {
 		r = &p->v[i];
-		if (r->released && storeaudit_release(s->dir, "reconcile",
-		    r->vf, r->instance_id, vmm_state_name(r->liveness),
-		    r->reason, r->deconfigured) < 0) {
+		end.vf = r->vf;
+		end.instance_id = r->instance_id;
+		end.liveness = vmm_state_name(r->liveness);
+		end.reason = r->reason;
+		end.deconfigured = r->deconfigured;
+		if (r->released && claimlife_audit(s->dir, &end) < 0) {
 			r->audit_err = errno;
 			p->audit_failed++;
 		}

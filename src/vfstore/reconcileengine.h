@@ -12,8 +12,8 @@
  * ledger again, reads both tables again, and releases a gone claim only
  * if it is unchanged (same VF, instance, claimed_at and control socket),
  * its VMM still gone and no process holds its VF; each released VF is
- * deconfigured (0 written to current_vgpu_type) first; each release
- * once saved is audited (storeaudit_release(), under the lock). The library
+ * deconfigured (claimlife_deconfigure()) first; each release once
+ * saved is audited (claimlife_audit(), under the lock). The library
  * neither prints nor logs: the caller gets one result per claim.
  *
  *	struct reconcile_pass p;
@@ -104,15 +104,6 @@ enum log_level reconcile_claim_msg(const struct reconcile_claim *r,
 
 /* Frees the results and empties p. */
 void reconcile_pass_release(struct reconcile_pass *p);
-
-/*
- * Writes 0 to vf's nvidia/current_vgpu_type unless, by the scan held,
- * a process holds its VFIO device: then -1 with errno EBUSY and *pid
- * set. Otherwise 0, or -1 with errno from the sysfs write (*pid 0).
- * Shared by reconcile, `release --deconfigure` and `deconfigure --vf`.
- */
-int reconcile_deconfigure(const char *sysfs_root,
-    const struct vfio_scan *held, const char *vf, long *pid);
 
 /*
  * Rewrites the Prometheus textfile path (prom_write_textfile) with the
