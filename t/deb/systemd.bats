@@ -183,6 +183,36 @@ one_new_instance() {
 	refute_output --partial 'running as root'
 }
 
+# caps PID: the uid and effective capability set of PID in the container.
+# shellcheck disable=SC2016 # awk's $2
+caps() {
+	ct awk '/^Uid:/ { u = $2 } /^CapEff:/ { c = $2 } END { print u, c }' \
+	    "/proc/$1/status"
+}
+
+@test "the sentinel unit: sentinel-poll alone holds CAP_DAC_READ_SEARCH, vfstore apply nothing" {
+	local apply poller uid f
+	ct_wait 30 active vfsentinel-sentinel
+	uid=$(ct id -u vfsentinel)
+	apply=$(prop vfsentinel-sentinel MainPID)
+	run -0 ct cat "/proc/$apply/comm"
+	assert_output vfstore
+	ct_wait 30 ct pgrep -P "$apply" -x sentinel-poll
+	poller=$(ct pgrep -P "$apply" -x sentinel-poll)
+	# CAP_DAC_READ_SEARCH is bit 2.
+	run -0 caps "$poller"
+	assert_output "$uid 0000000000000004"
+	run -0 caps "$apply"
+	assert_output "$uid 0000000000000000"
+	# What the capability could read besides is hidden from the unit:
+	# an inaccessible node (mode 0) over each secret.
+	for f in /etc/shadow /etc/ssh; do
+		ct test -e "$f" || continue
+		run -0 ct nsenter -t "$poller" -m stat -c %a "$f"
+		assert_output 0
+	done
+}
+
 @test "the textfiles are written by vfsentinel and promtool-valid; node_exporter serves them" {
 	need_tool promtool
 	local f
