@@ -245,7 +245,8 @@ tally(struct run *r)
 	size_t n = r->view.inv.n;
 
 	r->names = calloc(n ? n : 1, sizeof(*r->names));
-	if (r->names == NULL || hostview_place(&r->view, r->available) == -1 ||
+	if (r->names == NULL || hostview_place(&r->view, r->available,
+	    true) == -1 ||
 	    (r->profiles = placement_profiles(&r->view.pl,
 	    &r->nprofiles)) == NULL)
 		return log_fail(EX_OSERR, "out of memory", NULL);

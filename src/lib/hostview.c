@@ -30,10 +30,10 @@ hostview_load_inventory(struct hostview *v, const char *sysfs_root)
 }
 
 int
-hostview_place(struct hostview *v, bool health_known)
+hostview_place(struct hostview *v, bool health_known, bool drains_known)
 {
 	if (placement_build(&v->pl, &v->inv, health_known ? &v->health :
-	    NULL, &v->claims, &v->drains) == -1) {
+	    NULL, &v->claims, drains_known ? &v->drains : NULL) == -1) {
 		v->failed = HOSTVIEW_PLACEMENT;
 		return -1;
 	}
@@ -47,7 +47,7 @@ hostview_load(struct hostview *v, const char *sysfs_root,
 	v->failed = HOSTVIEW_OK;
 	if (hostview_load_stores(v, threshold) == -1 ||
 	    hostview_load_inventory(v, sysfs_root) == -1 ||
-	    hostview_place(v, true) == -1)
+	    hostview_place(v, true, true) == -1)
 		return -1;
 	return 0;
 }

@@ -2,8 +2,8 @@
  * hostview.h - the host as a program that places or reports sees it:
  * the stores under DATA_DIR/gpu (health, claims, drains; SPEC.md 4.1,
  * 6.3) read under the store's lock, the sysfs inventory of the VFs, and
- * the placement computed from them. vfpick, libvirt-hook and
- * resources-report load it as one and release it as one:
+ * the placement computed from them. vfpick, libvirt-hook,
+ * resources-report and vfrecover load it as one and release it as one:
  *
  *	struct hostview v = { 0 };
  *	store_init(&v.store, data_dir); store_lock(&v.store, ...);
@@ -62,9 +62,12 @@ int hostview_load_inventory(struct hostview *v, const char *sysfs_root);
 /*
  * Builds the placement from what is loaded; with health_known false
  * the health store counts as unknown (resources-report's unavailable
- * store). 0, or -1/ENOMEM and v->failed HOSTVIEW_PLACEMENT.
+ * store), and so do the drains with drains_known false (vfrecover
+ * reads no drains where it looks at the host). 0, or -1/ENOMEM and
+ * v->failed HOSTVIEW_PLACEMENT.
  */
-int hostview_place(struct hostview *v, bool health_known);
+int hostview_place(struct hostview *v, bool health_known,
+    bool drains_known);
 
 /* The three above in their order; stops at the first -1. */
 int hostview_load(struct hostview *v, const char *sysfs_root,

@@ -28,8 +28,9 @@
 static int
 paths(struct recovery_run *r)
 {
-	if (store_init(&r->s, r->conf->data_dir) < 0 ||
-	    io_pathf(r->rdir, sizeof(r->rdir), "%s/recovery", r->s.dir) < 0 ||
+	if (store_init(&r->view.store, r->conf->data_dir) < 0 ||
+	    io_pathf(r->rdir, sizeof(r->rdir), "%s/recovery",
+	    r->view.store.dir) < 0 ||
 	    io_pathf(r->jpath, sizeof(r->jpath), "%s/%s.json", r->rdir,
 	    r->card) < 0 ||
 	    io_pathf(r->jname, sizeof(r->jname), "%s.json", r->card) < 0 ||
@@ -50,8 +51,6 @@ static int
 preflight_checks(struct recovery_run *r, struct systemic *sy)
 {
 	const char *root = r->conf->sysfs_root;
-	struct health h;
-	struct claims c;
 	size_t i;
 	int rc;
 
@@ -62,18 +61,17 @@ preflight_checks(struct recovery_run *r, struct systemic *sy)
 	    || r->vfs.n == 0 || !recovery_card_enabled(root, r->card, 1, &i)))
 		return rstep_status(r, "failed", json_pack("{s:s}", "error",
 		    "no VF in the vendor-VFIO framework")), STEP_FAILED;
-	if ((rc = rstep_load(r, false, &h, &c)) != 0)
+	if ((rc = rstep_load(r, false, true)) != 0)
 		return rc;
-	store_unlock(&r->s);
+	store_unlock(&r->view.store);
 	for (i = 0; !r->resumed && i < r->vfs.n; i++)
-		if (health_vf_quarantined(&h, r->vfs.v[i]) &&
+		if (health_vf_quarantined(&r->view.health, r->vfs.v[i]) &&
 		    vf_list_add(&r->wedged, r->vfs.v[i]) < 0)
 			rc = rstep_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM, NULL);
-	if (rc == 0 && recovery_systemic(r->conf, r->s.dir, &h, &c, sy) < 0)
+	if (rc == 0 && recovery_systemic(r->conf, &r->view, sy) < 0)
 		rc = rstep_fail(r, errno == ENOMEM ? EX_OSERR : EX_IOERR,
 		    RECOVERRUN_EV_SYSTEMIC, io_strerror(errno));
-	health_release(&h);
-	claims_release(&c);
+	hostview_release(&r->view);
 	return rc;
 }
 
@@ -120,14 +118,15 @@ step_preflight(struct recovery_run *r)
 
 /* The drain file, under the lock rstep_load() took. */
 static int
-load_drains(struct recovery_run *r, struct drains *d)
+load_drains(struct recovery_run *r)
 {
-	if (drains_load(&r->s, d) == 0)
+	if (drains_load(&r->view.store, &r->view.drains) == 0)
 		return 0;
-	if (r->s.nomem)
-		return rstep_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM, r->s.why);
+	if (r->view.store.nomem)
+		return rstep_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM,
+		    r->view.store.why);
 	return rstep_fail(r, EX_UNAVAILABLE, RECOVERRUN_EV_UNAVAILABLE,
-	    r->s.why);
+	    r->view.store.why);
 }
 
 /*
@@ -148,10 +147,12 @@ edit_files(struct recovery_run *r, enum recovery_step step,
 	    &dchanged) < 0)
 		return rstep_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM, NULL);
 	if (step == STEP_CLEAR && (hchanged || h->requarantined) &&
-	    health_save(&r->s, h, &res) < 0)
-		return rstep_fail(r, EX_IOERR, RECOVERRUN_EV_SAVE, r->s.why);
-	if (dchanged && drains_save(&r->s, d, &res) < 0)
-		return rstep_fail(r, EX_IOERR, RECOVERRUN_EV_SAVE, r->s.why);
+	    health_save(&r->view.store, h, &res) < 0)
+		return rstep_fail(r, EX_IOERR, RECOVERRUN_EV_SAVE,
+		    r->view.store.why);
+	if (dchanged && drains_save(&r->view.store, d, &res) < 0)
+		return rstep_fail(r, EX_IOERR, RECOVERRUN_EV_SAVE,
+		    r->view.store.why);
 	return 0;
 }
 
@@ -159,15 +160,14 @@ edit_files(struct recovery_run *r, enum recovery_step step,
 static int
 step_edit(struct recovery_run *r, enum recovery_step step)
 {
-	struct drains d = { 0 };
-	struct health h;
 	json_t *dropped = NULL, *extra = NULL;
 	int rc;
 
-	if ((rc = rstep_load(r, true, &h, NULL)) != 0)
+	if ((rc = rstep_load(r, true, false)) != 0)
 		return rc;
-	if ((rc = load_drains(r, &d)) == 0)
-		rc = edit_files(r, step, &h, &d, &dropped);
+	if ((rc = load_drains(r)) == 0)
+		rc = edit_files(r, step, &r->view.health, &r->view.drains,
+		    &dropped);
 	if (rc == 0) {
 		rstep_status(r, "done", json_pack("{s:o}", "vfs",
 		    recovery_list_json(&r->vfs)));
@@ -176,9 +176,7 @@ step_edit(struct recovery_run *r, enum recovery_step step)
 		rc = rstep_audit(r, step, extra, true);
 		json_decref(extra);
 	}
-	store_unlock(&r->s);
-	health_release(&h);
-	drains_release(&d);
+	hostview_release(&r->view);
 	json_decref(dropped);
 	return rc != 0 ? rc : rstep_finish(r, step, true);
 }
@@ -187,19 +185,16 @@ step_edit(struct recovery_run *r, enum recovery_step step)
 static int
 busy_now(struct recovery_run *r, json_t **busy)
 {
-	struct health h;
-	struct claims c;
 	int rc;
 
 	*busy = NULL;
-	if ((rc = rstep_load(r, false, &h, &c)) != 0)
+	if ((rc = rstep_load(r, false, true)) != 0)
 		return rc;
-	store_unlock(&r->s);
-	if (recovery_busy(r->conf->sysfs_root, r->cf->proc_root, &h, &c,
+	store_unlock(&r->view.store);
+	if (recovery_busy(r->conf->sysfs_root, r->cf->proc_root, &r->view,
 	    &r->vfs, busy) < 0)
 		(void)rstep_fail(r, 0, RECOVERRUN_EV_IDLE, strerror(errno));
-	health_release(&h);
-	claims_release(&c);
+	hostview_release(&r->view);
 	return 0;
 }
 
@@ -486,11 +481,11 @@ lock_card(struct recovery_run *r)
 {
 	char why[PATH_MAX + 256];
 
-	if (access(r->s.dir, F_OK) < 0)
+	if (access(r->view.store.dir, F_OK) < 0)
 		return rstep_fail(r, EX_UNAVAILABLE, RECOVERRUN_EV_UNAVAILABLE,
 		    "the state directory is missing; create it with "
 		    "vfstore init");
-	if ((r->rdir_fd = recovery_dir_open(r->s.dir, true, why,
+	if ((r->rdir_fd = recovery_dir_open(r->view.store.dir, true, why,
 	    sizeof(why))) < 0)
 		return rstep_tell(r, EX_IOERR, (struct recoverrun_event){
 		    .kind = RECOVERRUN_EV_DIR, .path = r->rdir,

@@ -25,6 +25,7 @@
 #include "claims.h"
 #include "conf.h"
 #include "healthfile.h"
+#include "hostview.h"
 #include "store.h"
 #include "sysfs.h"
 #include "systemic.h"
@@ -172,26 +173,27 @@ int recovery_wait_unheld(const char *proc_root, unsigned timeout_s,
     json_t **held);
 
 /*
- * The systemic-failure rule (systemic.h) of configuration c over the
- * whole host's VFs (h and c: the store and the ledger), with the cards'
- * recoveries from the audit log under GPU_DIR. 0 or -1/errno (also when
+ * The systemic-failure rule (systemic.h) of configuration conf over
+ * the whole host's VFs (v: its health store and ledger loaded; the
+ * inventory and placement are added to it), with the cards'
+ * recoveries from the audit log of v's store. 0 or -1/errno (also when
  * the audit log cannot be read: a card that failed again after its
  * recovery must not be cycled unseen).
  */
-int recovery_systemic(const struct conf *conf, const char *gpu_dir,
-    const struct health *h, const struct claims *c, struct systemic *out);
+int recovery_systemic(const struct conf *conf, struct hostview *v,
+    struct systemic *out);
 
 /*
  * The idle rule for vfs: each VF claimed (instance_id), allocated in
  * sysfs without a claim (current_type), both from the placement rule, or
  * held open through VFIO (pid) is one object of the new array *busy
- * ({"vf","why":"claimed|allocated|held",...}). proc_root is scanned once.
- * 0 (the array may be empty) or -1 with errno (/proc unreadable: nobody
- * may be assumed idle; ENOMEM; sysfs unreadable).
+ * ({"vf","why":"claimed|allocated|held",...}). proc_root is scanned once;
+ * v holds the health store and the ledger, the inventory and placement
+ * are added to it. 0 (the array may be empty) or -1 with errno (/proc
+ * unreadable: nobody may be assumed idle; ENOMEM; sysfs unreadable).
  */
 int recovery_busy(const char *sysfs_root, const char *proc_root,
-    const struct health *h, const struct claims *c,
-    const struct vf_list *vfs, json_t **busy);
+    struct hostview *v, const struct vf_list *vfs, json_t **busy);
 
 /*
  * Drains (drain true, as `vfstore drain --card`, now and for

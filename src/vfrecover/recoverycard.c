@@ -182,23 +182,21 @@ busy_list(const struct placement *p, const struct claims *c,
 
 int
 recovery_busy(const char *sysfs_root, const char *proc_root,
-    const struct health *h, const struct claims *c,
-    const struct vf_list *vfs, json_t **busy)
+    struct hostview *v, const struct vf_list *vfs, json_t **busy)
 {
-	struct vf_inventory inv = { 0 };
-	struct placement p = { 0 };
 	struct vfio_scan held;
 	int rc = -1, saved;
 
 	*busy = NULL;
 	if (vfio_scan_load(&held, proc_root) < 0)
 		return -1;
-	if (sysfs_inventory(sysfs_root, &inv, NULL) < 0 ||
-	    placement_build(&p, &inv, h, c, NULL) < 0)
+	if (hostview_load_inventory(v, sysfs_root) < 0 ||
+	    hostview_place(v, true, false) < 0)
 		goto out;
 	if ((*busy = json_array()) == NULL)
 		errno = ENOMEM;
-	else if (busy_list(&p, c, &held, sysfs_root, vfs, *busy) == 0)
+	else if (busy_list(&v->pl, &v->claims, &held, sysfs_root, vfs,
+	    *busy) == 0)
 		rc = 0;
 	else
 		errno = ENOMEM;
@@ -208,8 +206,6 @@ out:
 		json_decref(*busy);
 		*busy = NULL;
 	}
-	placement_release(&p);
-	sysfs_inventory_release(&inv);
 	vfio_scan_release(&held);
 	errno = saved;
 	return rc;
@@ -330,23 +326,19 @@ recovery_wait_unheld(const char *proc_root, unsigned timeout_s,
 }
 
 int
-recovery_systemic(const struct conf *conf, const char *gpu_dir,
-    const struct health *h, const struct claims *c, struct systemic *out)
+recovery_systemic(const struct conf *conf, struct hostview *v,
+    struct systemic *out)
 {
 	struct systemic_rule rule = systemic_rule_of(conf);
 	struct systemic_recoveries rec = { 0 };
-	struct vf_inventory inv = { 0 };
-	struct placement p = { 0 };
 	struct timespec now;
 	int rc = -1;
 
 	timefmt_now(&now);
-	if (systemic_recoveries_load(gpu_dir, &rec) == 0 &&
-	    sysfs_inventory(conf->sysfs_root, &inv, NULL) == 0 &&
-	    placement_build(&p, &inv, h, c, NULL) == 0)
-		rc = systemic_check(&p, &rec, &rule, &now, out);
-	placement_release(&p);
-	sysfs_inventory_release(&inv);
+	if (systemic_recoveries_load(v->store.dir, &rec) == 0 &&
+	    hostview_load_inventory(v, conf->sysfs_root) == 0 &&
+	    hostview_place(v, true, false) == 0)
+		rc = systemic_check(&v->pl, &rec, &rule, &now, out);
 	systemic_recoveries_release(&rec);
 	return rc;
 }

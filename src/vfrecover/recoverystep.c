@@ -61,13 +61,14 @@ rstep_audit(struct recovery_run *r, enum recovery_step step,
 	ev.vfs = (const char (*)[VF_ADDR_LEN + 1])r->vfs.v;
 	if (step == STEP_DRAIN)
 		ev.reason = RECOVERY_DRAIN_REASON;
-	if (!locked && store_lock(&r->s, true, r->cf->lock_timeout) < 0)
+	if (!locked && store_lock(&r->view.store, true,
+	    r->cf->lock_timeout) < 0)
 		return rstep_fail(r, errno == EWOULDBLOCK ? EX_TEMPFAIL :
-		    EX_IOERR, RECOVERRUN_EV_AUDIT_LOCK, r->s.why[0] ?
-		    r->s.why : strerror(errno));
-	rc = r->cf->audit(r->cf->arg, r->s.dir, &ev);
+		    EX_IOERR, RECOVERRUN_EV_AUDIT_LOCK, r->view.store.why[0] ?
+		    r->view.store.why : strerror(errno));
+	rc = r->cf->audit(r->cf->arg, r->view.store.dir, &ev);
 	if (!locked)
-		store_unlock(&r->s);
+		store_unlock(&r->view.store);
 	if (rc < 0)
 		return rstep_tell(r, EX_IOERR, (struct recoverrun_event){
 		    .kind = RECOVERRUN_EV_AUDIT, .step = ev.command,
@@ -115,7 +116,7 @@ void
 rstep_metrics(struct recovery_run *r)
 {
 	if (r->cf->metrics == NULL ||
-	    recovery_metrics_write(r->s.dir, r->cf->metrics) == 0 ||
+	    recovery_metrics_write(r->view.store.dir, r->cf->metrics) == 0 ||
 	    r->metrics_warned)
 		return;
 	r->metrics_warned = true;
@@ -190,29 +191,33 @@ rstep_sriov(struct recovery_run *r, const char *step, const char *opt)
 
 /* --- the store ----------------------------------------------------------- */
 
-/* Locks the store and loads the health store (and the ledger, with c). */
+/* Locks the store and loads the health store (and the ledger, with
+ * claims) into r->view. */
 int
-rstep_load(struct recovery_run *r, bool exclusive, struct health *h,
-    struct claims *c)
+rstep_load(struct recovery_run *r, bool exclusive, bool claims)
 {
+	struct health *h = &r->view.health;
+
 	memset(h, 0, sizeof(*h));
-	if (store_lock(&r->s, exclusive, r->cf->lock_timeout) < 0) {
-		if (r->s.unavailable)
+	if (store_lock(&r->view.store, exclusive, r->cf->lock_timeout) < 0) {
+		if (r->view.store.unavailable)
 			return rstep_fail(r, EX_UNAVAILABLE,
-			    RECOVERRUN_EV_UNAVAILABLE, r->s.why);
+			    RECOVERRUN_EV_UNAVAILABLE, r->view.store.why);
 		return rstep_fail(r, errno == EWOULDBLOCK ? EX_TEMPFAIL :
 		    errno == EACCES || errno == EPERM ? EX_NOPERM : EX_IOERR,
-		    RECOVERRUN_EV_LOCK, r->s.why);
+		    RECOVERRUN_EV_LOCK, r->view.store.why);
 	}
-	if (health_load(&r->s, h, r->conf->threshold) == 0) {
-		if (c == NULL || claims_load(&r->s, c) == 0)
+	if (health_load(&r->view.store, h, r->conf->threshold) == 0) {
+		if (!claims || claims_load(&r->view.store,
+		    &r->view.claims) == 0)
 			return 0;
 		health_release(h);
 	}
-	store_unlock(&r->s);
-	if (r->s.nomem)
-		return rstep_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM, r->s.why);
+	store_unlock(&r->view.store);
+	if (r->view.store.nomem)
+		return rstep_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM,
+		    r->view.store.why);
 	return rstep_fail(r, EX_UNAVAILABLE, RECOVERRUN_EV_UNAVAILABLE,
-	    r->s.why);
+	    r->view.store.why);
 }
 

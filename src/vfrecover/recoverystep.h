@@ -16,6 +16,7 @@
 #include "claims.h"
 #include "healthfile.h"
 #include "healthrules.h"
+#include "hostview.h"
 #include "recoverrun.h"
 #include "recovery.h"
 #include "store.h"
@@ -30,7 +31,7 @@ struct recovery_run {
 	const struct conf *conf;
 	const char *card;
 	bool resumed;
-	struct store s;
+	struct hostview view;		/* its store, and what a step loads */
 	char rdir[PATH_MAX], jpath[PATH_MAX];	/* for messages */
 	int rdir_fd;			/* recovery/, checked (SPEC 7.2):
 					   every file is reached through it */
@@ -104,11 +105,11 @@ bool rstep_sriov(struct recovery_run *r, const char *step,
     const char *opt);
 
 /*
- * Locks the store (exclusive or shared) and loads h, and the ledger
- * into c unless NULL. 0 with the store locked, or the exit code (the
- * error reported as an event).
+ * Locks the store (exclusive or shared) and loads the health store
+ * into r->view, and the ledger with claims. 0 with the store locked
+ * (hostview_release() unlocks and frees), or the exit code (the error
+ * reported as an event).
  */
-int rstep_load(struct recovery_run *r, bool exclusive,
-    struct health *h, struct claims *c);
+int rstep_load(struct recovery_run *r, bool exclusive, bool claims);
 
 #endif
