@@ -10,7 +10,7 @@
  * --dry-run prints the plan (status "planned") and changes nothing;
  * --status prints every journal (with --card: that card's) as one line.
  * A run rewrites a Prometheus textfile from the journals after each step
- * (recoverymetrics.h): --metrics-file, else vfsentinel-recovery.prom in
+ * (metrics.h): --metrics-file, else vfsentinel-recovery.prom in
  * metrics.textfile_dir when that directory exists (node_exporter's; not
  * made here). A failed write is a warning.
  *

@@ -1,5 +1,5 @@
 /*
- * recoverycard.c - the card's SR-IOV state in sysfs, the idle rule and
+ * card.c - the card's SR-IOV state in sysfs, the idle rule and
  * the drain and clear of vfrecover (see recovery.h).
  *
  * A PF lists its VFs as virtfn0, virtfn1, ... links and their number in
@@ -36,7 +36,7 @@ addr_cmp(const void *a, const void *b)
 }
 
 int
-recovery_card_virtfns(const char *sysfs_root, const char *card,
+card_virtfns(const char *sysfs_root, const char *card,
     struct vf_list *l)
 {
 	char dir[PATH_MAX], path[PATH_MAX], link[PATH_MAX];
@@ -70,7 +70,7 @@ recovery_card_virtfns(const char *sysfs_root, const char *card,
 }
 
 bool
-recovery_card_present(const char *sysfs_root, const char *card)
+card_present(const char *sysfs_root, const char *card)
 {
 	char dir[PATH_MAX];
 	struct stat st;
@@ -80,7 +80,7 @@ recovery_card_present(const char *sysfs_root, const char *card)
 }
 
 bool
-recovery_card_disabled(const char *sysfs_root, const char *card)
+card_disabled(const char *sysfs_root, const char *card)
 {
 	struct vf_list l = { 0 };
 	char path[PATH_MAX], buf[32];
@@ -90,7 +90,7 @@ recovery_card_disabled(const char *sysfs_root, const char *card)
 	    sizeof(path)) == 0 && io_read_attr(path, buf, sizeof(buf)) == 0 &&
 	    strcmp(buf, "0") == 0)
 		return true;
-	gone = recovery_card_virtfns(sysfs_root, card, &l) == 0 && l.n == 0;
+	gone = card_virtfns(sysfs_root, card, &l) == 0 && l.n == 0;
 	free(l.v);
 	return gone;
 }
@@ -110,14 +110,14 @@ vf_ready(const char *sysfs_root, const char *vf)
 }
 
 bool
-recovery_card_enabled(const char *sysfs_root, const char *card,
+card_enabled(const char *sysfs_root, const char *card,
     size_t want, size_t *have)
 {
 	struct vf_list l = { 0 };
 	size_t i;
 
 	*have = 0;
-	if (recovery_card_virtfns(sysfs_root, card, &l) < 0)
+	if (card_virtfns(sysfs_root, card, &l) < 0)
 		return false;
 	for (i = 0; i < l.n; i++)
 		if (vf_ready(sysfs_root, l.v[i]))
@@ -181,7 +181,7 @@ busy_list(const struct placement *p, const struct claims *c,
 }
 
 int
-recovery_busy(const char *sysfs_root, const char *proc_root,
+card_busy(const char *sysfs_root, const char *proc_root,
     struct hostview *v, const struct vf_list *vfs, json_t **busy)
 {
 	struct vfio_scan held;
@@ -212,7 +212,7 @@ out:
 }
 
 int
-recovery_drains(struct drains *d, const struct vf_list *vfs, bool drain,
+card_drains(struct drains *d, const struct vf_list *vfs, bool drain,
     bool *changed)
 {
 	char at[TIMEFMT_MAX];
@@ -232,7 +232,7 @@ recovery_drains(struct drains *d, const struct vf_list *vfs, bool drain,
 }
 
 int
-recovery_clear(struct health *h, const struct vf_list *vfs, bool *changed,
+card_clear(struct health *h, const struct vf_list *vfs, bool *changed,
     json_t **dropped)
 {
 	struct vf_record *r;
@@ -261,24 +261,24 @@ nap(long long end)
 }
 
 bool
-recovery_wait_disabled(const char *sysfs_root, const char *card,
+card_wait_disabled(const char *sysfs_root, const char *card,
     unsigned timeout_s)
 {
 	long long end = io_now_ms() + (long long)timeout_s * 1000;
 
-	while (!recovery_card_disabled(sysfs_root, card))
+	while (!card_disabled(sysfs_root, card))
 		if (!nap(end))
 			return false;
 	return true;
 }
 
 bool
-recovery_wait_enabled(const char *sysfs_root, const char *card, size_t want,
+card_wait_enabled(const char *sysfs_root, const char *card, size_t want,
     unsigned timeout_s, size_t *have)
 {
 	long long end = io_now_ms() + (long long)timeout_s * 1000;
 
-	while (!recovery_card_enabled(sysfs_root, card, want, have))
+	while (!card_enabled(sysfs_root, card, want, have))
 		if (!nap(end))
 			return false;
 	return true;
@@ -304,7 +304,7 @@ holders_json(const struct holders *h)
 }
 
 int
-recovery_wait_unheld(const char *proc_root, unsigned timeout_s,
+card_wait_unheld(const char *proc_root, unsigned timeout_s,
     json_t **held)
 {
 	long long end = io_now_ms() + (long long)timeout_s * 1000;
@@ -326,7 +326,7 @@ recovery_wait_unheld(const char *proc_root, unsigned timeout_s,
 }
 
 int
-recovery_systemic(const struct conf *conf, struct hostview *v,
+card_systemic(const struct conf *conf, struct hostview *v,
     struct systemic *out)
 {
 	struct systemic_rule rule = systemic_rule_of(conf);

@@ -1,6 +1,6 @@
 /*
- * recoverymetrics.c - vfrecover's textfile from its journals
- * (recoverymetrics.h).
+ * metrics.c - vfrecover's textfile from its journals
+ * (metrics.h).
  */
 #include <errno.h>
 #include <limits.h>
@@ -14,7 +14,7 @@
 #include "lock.h"
 #include "prom.h"
 #include "recovery.h"
-#include "recoverymetrics.h"
+#include "metrics.h"
 #include "timefmt.h"
 #include "vfaddr.h"
 
@@ -145,7 +145,7 @@ out:
 }
 
 int
-recovery_metrics_write(const char *gpu_dir, const char *path)
+metrics_write(const char *gpu_dir, const char *path)
 {
 	char why[PATH_MAX + 256];
 	int dirfd, fd, rc, e;

@@ -1,5 +1,5 @@
 /*
- * recoverymetrics.h - vfrecover's Prometheus textfile (node_exporter's
+ * metrics.h - vfrecover's Prometheus textfile (node_exporter's
  * textfile collector), derived from the journals of DATA_DIR/gpu/recovery
  * alone, so that it says what the journals say after any crash:
  *
@@ -17,13 +17,13 @@
  * newer view: each change is followed by a locked rewrite that reads it.
  * Nothing here prints or exits.
  */
-#ifndef VFS_RECOVERYMETRICS_H
-#define VFS_RECOVERYMETRICS_H
+#ifndef VFS_METRICS_H
+#define VFS_METRICS_H
 
 /*
  * Rewrites path (prom_write_textfile()) from GPU_DIR's journals. 0, or
  * -1 with errno (path untouched).
  */
-int recovery_metrics_write(const char *gpu_dir, const char *path);
+int metrics_write(const char *gpu_dir, const char *path);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * recoverrun.c - the step machine of vfrecover (recoverrun.h): the
  * steps, the cycle and its resume, the dry run. A step's frame (its
- * line, journal entry, audit line, commands) is recoverystep.c.
+ * line, journal entry, audit line, commands) is step.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +21,7 @@
 #include "healthrules.h"
 #include "io.h"
 #include "lock.h"
-#include "recoverystep.h"
+#include "step.h"
 #include "sig.h"
 
 /* The paths of the card's journal and lock; VFSENTINEL_CARD. */
@@ -40,7 +40,7 @@ paths(struct recovery_run *r)
 	    r->card) < 0 ||
 	    io_pathf(r->env_card, sizeof(r->env_card), "VFSENTINEL_CARD=%s",
 	    r->card) < 0)
-		return rstep_fail(r, EX_USAGE, RECOVERRUN_EV_PATH, NULL);
+		return step_fail(r, EX_USAGE, RECOVERRUN_EV_PATH, NULL);
 	return 0;
 }
 
@@ -54,22 +54,22 @@ preflight_checks(struct recovery_run *r, struct systemic *sy)
 	size_t i;
 	int rc;
 
-	if (!recovery_card_present(root, r->card))
-		return rstep_status(r, "failed", json_pack("{s:s}", "error",
+	if (!card_present(root, r->card))
+		return step_status(r, "failed", json_pack("{s:s}", "error",
 		    "no such PCI device")), STEP_FAILED;
-	if (!r->resumed && (recovery_card_virtfns(root, r->card, &r->vfs) < 0
-	    || r->vfs.n == 0 || !recovery_card_enabled(root, r->card, 1, &i)))
-		return rstep_status(r, "failed", json_pack("{s:s}", "error",
+	if (!r->resumed && (card_virtfns(root, r->card, &r->vfs) < 0
+	    || r->vfs.n == 0 || !card_enabled(root, r->card, 1, &i)))
+		return step_status(r, "failed", json_pack("{s:s}", "error",
 		    "no VF in the vendor-VFIO framework")), STEP_FAILED;
-	if ((rc = rstep_load(r, false, true)) != 0)
+	if ((rc = step_load(r, false, true)) != 0)
 		return rc;
 	store_unlock(&r->view.store);
 	for (i = 0; !r->resumed && i < r->vfs.n; i++)
 		if (health_vf_quarantined(&r->view.health, r->vfs.v[i]) &&
 		    vf_list_add(&r->wedged, r->vfs.v[i]) < 0)
-			rc = rstep_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM, NULL);
-	if (rc == 0 && recovery_systemic(r->conf, &r->view, sy) < 0)
-		rc = rstep_fail(r, errno == ENOMEM ? EX_OSERR : EX_IOERR,
+			rc = step_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM, NULL);
+	if (rc == 0 && card_systemic(r->conf, &r->view, sy) < 0)
+		rc = step_fail(r, errno == ENOMEM ? EX_OSERR : EX_IOERR,
 		    RECOVERRUN_EV_SYSTEMIC, io_strerror(errno));
 	hostview_release(&r->view);
 	return rc;
@@ -99,33 +99,33 @@ step_preflight(struct recovery_run *r)
 	int rc;
 
 	if ((rc = preflight_checks(r, &sy)) != 0)
-		return rc == STEP_FAILED ? rstep_finish(r, STEP_PREFLIGHT,
+		return rc == STEP_FAILED ? step_finish(r, STEP_PREFLIGHT,
 		    true) : rc;
 	f = json_pack("{s:o, s:o}", "vfs", recovery_list_json(&r->vfs),
 	    "wedged", recovery_list_json(&r->wedged));
 	if (r->resumed)
 		json_object_set_new(f, "resumed", json_true());
 	if (systemic_stops(r, &sy, f)) {
-		rstep_status(r, "failed", f);
-		return rstep_finish(r, STEP_PREFLIGHT, true);
+		step_status(r, "failed", f);
+		return step_finish(r, STEP_PREFLIGHT, true);
 	}
-	rstep_status(r, "done", f);
+	step_status(r, "done", f);
 	if (!r->cf->dry_run && !r->resumed && (r->j = recovery_journal_new(
 	    r->card, &r->vfs, &r->wedged)) == NULL)
-		return rstep_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM, NULL);
-	return rstep_finish(r, STEP_PREFLIGHT, false);
+		return step_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM, NULL);
+	return step_finish(r, STEP_PREFLIGHT, false);
 }
 
-/* The drain file, under the lock rstep_load() took. */
+/* The drain file, under the lock step_load() took. */
 static int
 load_drains(struct recovery_run *r)
 {
 	if (drains_load(&r->view.store, &r->view.drains) == 0)
 		return 0;
 	if (r->view.store.nomem)
-		return rstep_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM,
+		return step_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM,
 		    r->view.store.why);
-	return rstep_fail(r, EX_UNAVAILABLE, RECOVERRUN_EV_UNAVAILABLE,
+	return step_fail(r, EX_UNAVAILABLE, RECOVERRUN_EV_UNAVAILABLE,
 	    r->view.store.why);
 }
 
@@ -142,16 +142,16 @@ edit_files(struct recovery_run *r, enum recovery_step step,
 	struct atomic_result res;
 	bool hchanged = false, dchanged = false;
 
-	if ((step == STEP_CLEAR && recovery_clear(h, &r->vfs, &hchanged,
-	    dropped) < 0) || recovery_drains(d, &r->vfs, step == STEP_DRAIN,
+	if ((step == STEP_CLEAR && card_clear(h, &r->vfs, &hchanged,
+	    dropped) < 0) || card_drains(d, &r->vfs, step == STEP_DRAIN,
 	    &dchanged) < 0)
-		return rstep_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM, NULL);
+		return step_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM, NULL);
 	if (step == STEP_CLEAR && (hchanged || h->requarantined) &&
 	    health_save(&r->view.store, h, &res) < 0)
-		return rstep_fail(r, EX_IOERR, RECOVERRUN_EV_SAVE,
+		return step_fail(r, EX_IOERR, RECOVERRUN_EV_SAVE,
 		    r->view.store.why);
 	if (dchanged && drains_save(&r->view.store, d, &res) < 0)
-		return rstep_fail(r, EX_IOERR, RECOVERRUN_EV_SAVE,
+		return step_fail(r, EX_IOERR, RECOVERRUN_EV_SAVE,
 		    r->view.store.why);
 	return 0;
 }
@@ -163,22 +163,22 @@ step_edit(struct recovery_run *r, enum recovery_step step)
 	json_t *dropped = NULL, *extra = NULL;
 	int rc;
 
-	if ((rc = rstep_load(r, true, false)) != 0)
+	if ((rc = step_load(r, true, false)) != 0)
 		return rc;
 	if ((rc = load_drains(r)) == 0)
 		rc = edit_files(r, step, &r->view.health, &r->view.drains,
 		    &dropped);
 	if (rc == 0) {
-		rstep_status(r, "done", json_pack("{s:o}", "vfs",
+		step_status(r, "done", json_pack("{s:o}", "vfs",
 		    recovery_list_json(&r->vfs)));
 		if (dropped != NULL)
 			extra = json_pack("{s:O}", "dropped", dropped);
-		rc = rstep_audit(r, step, extra, true);
+		rc = step_audit(r, step, extra, true);
 		json_decref(extra);
 	}
 	hostview_release(&r->view);
 	json_decref(dropped);
-	return rc != 0 ? rc : rstep_finish(r, step, true);
+	return rc != 0 ? rc : step_finish(r, step, true);
 }
 
 /* The busy VFs of the card now (a new array), or NULL: not provable. */
@@ -188,12 +188,12 @@ busy_now(struct recovery_run *r, json_t **busy)
 	int rc;
 
 	*busy = NULL;
-	if ((rc = rstep_load(r, false, true)) != 0)
+	if ((rc = step_load(r, false, true)) != 0)
 		return rc;
 	store_unlock(&r->view.store);
-	if (recovery_busy(r->conf->sysfs_root, r->cf->proc_root, &r->view,
+	if (card_busy(r->conf->sysfs_root, r->cf->proc_root, &r->view,
 	    &r->vfs, busy) < 0)
-		(void)rstep_fail(r, 0, RECOVERRUN_EV_IDLE, strerror(errno));
+		(void)step_fail(r, 0, RECOVERRUN_EV_IDLE, strerror(errno));
 	hostview_release(&r->view);
 	return 0;
 }
@@ -209,24 +209,24 @@ step_idle(struct recovery_run *r)
 		if ((rc = busy_now(r, &busy)) != 0)
 			return rc;
 		if (busy == NULL) {
-			rstep_status(r, "failed", json_pack("{s:s}", "error",
+			step_status(r, "failed", json_pack("{s:s}", "error",
 			    "cannot scan for VFIO holders"));
 			break;
 		}
 		if (json_array_size(busy) == 0) {
 			json_decref(busy);
-			rstep_status(r, "done", NULL);
+			step_status(r, "done", NULL);
 			break;
 		}
 		if (sig_stop || io_now_ms() >= end) {
-			rstep_status(r, "failed", json_pack("{s:o}", "busy",
+			step_status(r, "failed", json_pack("{s:o}", "busy",
 			    busy));
 			break;
 		}
 		json_decref(busy);
 		(void)poll(NULL, 0, 1000);
 	}
-	return rstep_finish(r, STEP_IDLE, false);
+	return step_finish(r, STEP_IDLE, false);
 }
 
 /* The card named in host.lock by its holder (for the waiters' messages
@@ -262,15 +262,15 @@ host_lock(struct recovery_run *r)
 	if ((r->host_fd = lock_acquire_at(r->rdir_fd, "host.lock", true,
 	    0)) < 0 && errno == EWOULDBLOCK) {
 		host_holder(r, holder, sizeof(holder));
-		rstep_emit(r, json_pack("{s:s, s:s}", "card", r->card,
+		step_emit(r, json_pack("{s:s, s:s}", "card", r->card,
 		    "waiting_for", holder));
-		(void)rstep_tell(r, 0, (struct recoverrun_event){
+		(void)step_tell(r, 0, (struct recoverrun_event){
 		    .kind = RECOVERRUN_EV_HOST_WAIT, .path = holder });
 		r->host_fd = lock_acquire_at(r->rdir_fd, "host.lock", true,
 		    r->cf->wait);
 	}
 	if (r->host_fd < 0)
-		return rstep_fail(r, errno == EWOULDBLOCK ? EX_TEMPFAIL :
+		return step_fail(r, errno == EWOULDBLOCK ? EX_TEMPFAIL :
 		    errno == EACCES || errno == EPERM ? EX_NOPERM : EX_IOERR,
 		    RECOVERRUN_EV_HOST_BUSY, strerror(errno));
 	/* The name is for the waiters' messages only. */
@@ -294,20 +294,20 @@ step_quiesce(struct recovery_run *r)
 	int rc;
 
 	if ((rc = host_lock(r)) != 0 ||
-	    (rc = rstep_start(r, STEP_QUIESCE)) != 0)
+	    (rc = step_start(r, STEP_QUIESCE)) != 0)
 		return rc;
-	rstep_status(r, "done", NULL);
-	if (r->conf->quiesce_command[0] != '\0' && !rstep_command(r, "quiesce",
+	step_status(r, "done", NULL);
+	if (r->conf->quiesce_command[0] != '\0' && !step_command(r, "quiesce",
 	    r->conf->quiesce_command, NULL, NULL))
 		r->status_word = "failed";
-	else if ((rc = recovery_wait_unheld(r->cf->proc_root,
+	else if ((rc = card_wait_unheld(r->cf->proc_root,
 	    r->conf->settle_timeout, &held)) != 0) {
 		r->status_word = "failed";
 		json_object_set_new(r->fields, rc > 0 ? "holders" : "error",
 		    rc > 0 ? held : json_string("cannot scan for /dev/nvidia "
 		    "holders"));
 	}
-	return rstep_finish(r, STEP_QUIESCE, false);
+	return step_finish(r, STEP_QUIESCE, false);
 }
 
 /* After sriov-manage: true when sysfs agrees (*have: VFs ready). */
@@ -317,24 +317,24 @@ sriov_settled(struct recovery_run *r, bool dis, size_t *have)
 	const char *root = r->conf->sysfs_root;
 
 	if (dis)
-		return recovery_wait_disabled(root, r->card,
+		return card_wait_disabled(root, r->card,
 		    r->conf->settle_timeout);
-	return recovery_wait_enabled(root, r->card, r->vfs.n,
+	return card_wait_enabled(root, r->card, r->vfs.n,
 	    r->conf->settle_timeout, have);
 }
 
 /* disable and enable: sriov-manage, then sysfs must agree. */
 static int
-step_sriov(struct recovery_run *r, enum recovery_step step)
+step_switch(struct recovery_run *r, enum recovery_step step)
 {
 	bool dis = step == STEP_DISABLE;
 	size_t have = 0;
 	int rc;
 
-	if ((rc = rstep_start(r, step)) != 0)
+	if ((rc = step_start(r, step)) != 0)
 		return rc;
-	rstep_status(r, "done", NULL);
-	if (!rstep_sriov(r, recovery_step_name(step), dis ? "-d" : "-e"))
+	step_status(r, "done", NULL);
+	if (!step_sriov(r, recovery_step_name(step), dis ? "-d" : "-e"))
 		r->status_word = "failed";
 	else if (!sriov_settled(r, dis, &have)) {
 		r->status_word = "failed";
@@ -348,19 +348,19 @@ step_sriov(struct recovery_run *r, enum recovery_step step)
 	if (!dis)
 		json_object_set_new(r->fields, "expected",
 		    json_integer((json_int_t)r->vfs.n));
-	return rstep_finish(r, step, false);
+	return step_finish(r, step, false);
 }
 
 static int
 restore_command(struct recovery_run *r)
 {
-	rstep_status(r, "done", NULL);
+	step_status(r, "done", NULL);
 	if (r->conf->restore_command[0] == '\0')
 		r->status_word = "skipped";
-	else if (!rstep_command(r, "restore", r->conf->restore_command, NULL,
+	else if (!step_command(r, "restore", r->conf->restore_command, NULL,
 	    NULL))
 		r->status_word = "failed";
-	return rstep_finish(r, STEP_RESTORE, false);
+	return step_finish(r, STEP_RESTORE, false);
 }
 
 /* restore, in the host's window (a resumed run may wait for it). */
@@ -381,21 +381,21 @@ step_verify(struct recovery_run *r)
 {
 	size_t i;
 
-	rstep_status(r, "done", json_pack("{s:o}", "vfs",
+	step_status(r, "done", json_pack("{s:o}", "vfs",
 	    recovery_list_json(&r->wedged)));
 	if (r->conf->verify_command[0] == '\0' || r->wedged.n == 0) {
 		r->status_word = "skipped";
-		(void)rstep_fail(r, 0, RECOVERRUN_EV_NO_VERIFY, NULL);
+		(void)step_fail(r, 0, RECOVERRUN_EV_NO_VERIFY, NULL);
 	}
 	for (i = 0; strcmp(r->status_word, "done") == 0 && i < r->wedged.n;
 	    i++)
-		if (!rstep_command(r, "verify", r->conf->verify_command, NULL,
+		if (!step_command(r, "verify", r->conf->verify_command, NULL,
 		    r->wedged.v[i])) {
 			r->status_word = "failed";
 			json_object_set_new(r->fields, "vf",
 			    json_string(r->wedged.v[i]));
 		}
-	return rstep_finish(r, STEP_VERIFY, false);
+	return step_finish(r, STEP_VERIFY, false);
 }
 
 static int
@@ -406,8 +406,8 @@ run_step(struct recovery_run *r, enum recovery_step step)
 	case STEP_DRAIN: return step_edit(r, STEP_DRAIN);
 	case STEP_IDLE: return step_idle(r);
 	case STEP_QUIESCE: return step_quiesce(r);
-	case STEP_DISABLE: return step_sriov(r, STEP_DISABLE);
-	case STEP_ENABLE: return step_sriov(r, STEP_ENABLE);
+	case STEP_DISABLE: return step_switch(r, STEP_DISABLE);
+	case STEP_ENABLE: return step_switch(r, STEP_ENABLE);
 	case STEP_RESTORE: return step_restore(r);
 	case STEP_VERIFY: return step_verify(r);
 	case STEP_CLEAR: return step_edit(r, STEP_CLEAR);
@@ -424,21 +424,21 @@ conclude(struct recovery_run *r, int rc, enum recovery_step last)
 	if (rc == 0 && !sig_stop) {
 		if (renameat(r->rdir_fd, r->jname, r->rdir_fd,
 		    r->lastname) < 0 || fsync(r->rdir_fd) < 0)
-			return rstep_tell(r, EX_IOERR,
+			return step_tell(r, EX_IOERR,
 			    (struct recoverrun_event){
 			    .kind = RECOVERRUN_EV_MOVE, .path = r->jpath,
 			    .error = strerror(errno) });
-		rstep_metrics(r);
-		rstep_emit(r, json_pack("{s:s, s:s}", "card", r->card, "result",
+		step_metrics(r);
+		step_emit(r, json_pack("{s:s, s:s}", "card", r->card, "result",
 		    "recovered"));
 		return 0;
 	}
 	if (sig_stop && (rc == 0 || rc == STEP_FAILED))
-		return rstep_tell(r, EX_TEMPFAIL, (struct recoverrun_event){
+		return step_tell(r, EX_TEMPFAIL, (struct recoverrun_event){
 		    .kind = RECOVERRUN_EV_STOPPED,
 		    .step = recovery_step_name(last) });
 	if (rc == STEP_FAILED)
-		rstep_emit(r, last == STEP_IDLE ? json_pack("{s:s, s:s}",
+		step_emit(r, last == STEP_IDLE ? json_pack("{s:s, s:s}",
 		    "card", r->card, "result", "busy") : json_pack(
 		    "{s:s, s:s, s:s}", "card", r->card, "result", "failed",
 		    "step", recovery_step_name(last)));
@@ -482,18 +482,18 @@ lock_card(struct recovery_run *r)
 	char why[PATH_MAX + 256];
 
 	if (access(r->view.store.dir, F_OK) < 0)
-		return rstep_fail(r, EX_UNAVAILABLE, RECOVERRUN_EV_UNAVAILABLE,
+		return step_fail(r, EX_UNAVAILABLE, RECOVERRUN_EV_UNAVAILABLE,
 		    "the state directory is missing; create it with "
 		    "vfstore init");
 	if ((r->rdir_fd = recovery_dir_open(r->view.store.dir, true, why,
 	    sizeof(why))) < 0)
-		return rstep_tell(r, EX_IOERR, (struct recoverrun_event){
+		return step_tell(r, EX_IOERR, (struct recoverrun_event){
 		    .kind = RECOVERRUN_EV_DIR, .path = r->rdir,
 		    .error = why[0] != '\0' ? why : strerror(errno) });
 	if ((r->lock_fd = lock_acquire_at(r->rdir_fd, r->lockname, true,
 	    0)) < 0)
-		return errno == EWOULDBLOCK ? rstep_fail(r, EX_TEMPFAIL,
-		    RECOVERRUN_EV_CARD_BUSY, strerror(errno)) : rstep_fail(r,
+		return errno == EWOULDBLOCK ? step_fail(r, EX_TEMPFAIL,
+		    RECOVERRUN_EV_CARD_BUSY, strerror(errno)) : step_fail(r,
 		    errno == EACCES || errno == EPERM ? EX_NOPERM : EX_IOERR,
 		    RECOVERRUN_EV_CARD_LOCK, strerror(errno));
 	return 0;
@@ -511,13 +511,13 @@ recover(struct recovery_run *r)
 	rc = recovery_journal_load(r->rdir_fd, r->jname, r->card, &r->j, why,
 	    sizeof(why));
 	if (rc < 0)
-		return rstep_fail(r, errno == EINVAL ? EX_DATAERR : EX_IOERR,
+		return step_fail(r, errno == EINVAL ? EX_DATAERR : EX_IOERR,
 		    RECOVERRUN_EV_LOAD, errno == EINVAL ? why :
 		    strerror(errno));
 	if (rc == 1 && (r->resumed = true) &&
 	    (recovery_journal_list(r->j, "vfs", &r->vfs) < 0 ||
 	    recovery_journal_list(r->j, "wedged", &r->wedged) < 0))
-		return rstep_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM, NULL);
+		return step_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM, NULL);
 	if ((rc = step_preflight(r)) != 0)
 		return conclude(r, rc, STEP_PREFLIGHT);
 	return cycle(r);
@@ -536,12 +536,12 @@ dry_run(struct recovery_run *r)
 	if ((rc = busy_now(r, &busy)) != 0)
 		return rc;
 	for (step = STEP_DRAIN; step <= STEP_CLEAR; step++) {
-		rstep_status(r, "planned", recovery_plan_fields(step, r->conf,
+		step_status(r, "planned", recovery_plan_fields(step, r->conf,
 		    r->card, &r->vfs, &r->wedged, busy));
-		(void)rstep_finish(r, step, true);
+		(void)step_finish(r, step, true);
 	}
 	rc = busy == NULL || json_array_size(busy) > 0 ? STEP_FAILED : 0;
-	rstep_emit(r, json_pack("{s:s, s:s}", "card", r->card, "result",
+	step_emit(r, json_pack("{s:s, s:s}", "card", r->card, "result",
 	    rc == 0 ? "dry_run" : "busy"));
 	json_decref(busy);
 	return rc;

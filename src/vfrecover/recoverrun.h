@@ -81,7 +81,7 @@ struct recoverrun_conf {
 	const char *proc_root;		/* PROC is PROC_ROOT/proc */
 	unsigned wait;			/* --wait: seconds for idle */
 	unsigned lock_timeout;		/* seconds, for the store */
-	const char *metrics;		/* the textfile (recoverymetrics.h)
+	const char *metrics;		/* the textfile (metrics.h)
 					 * rewritten after each journal
 					 * change, or NULL */
 	bool dry_run, force;

@@ -135,32 +135,32 @@ bool recovery_needs_restore(const json_t *j);
  * The card's VFs by its SR-IOV links: SYSFS/devices/PF/virtfn* (the
  * targets' basenames, sorted), into l. 0 (none) or -1/errno.
  */
-int recovery_card_virtfns(const char *sysfs_root, const char *card,
+int card_virtfns(const char *sysfs_root, const char *card,
     struct vf_list *l);
 
 /* True when PF is a PCI device of this sysfs. */
-bool recovery_card_present(const char *sysfs_root, const char *card);
+bool card_present(const char *sysfs_root, const char *card);
 
 /* Disabled: sriov_numvfs reads 0, or no virtfn* link is left. */
-bool recovery_card_disabled(const char *sysfs_root, const char *card);
+bool card_disabled(const char *sysfs_root, const char *card);
 
 /*
  * Enabled again: want VFs by virtfn*, each with a readable, non-empty
  * nvidia/creatable_vgpu_types (sriov-manage has exited 0 without making
  * VFs). *have gets the number of ready VFs.
  */
-bool recovery_card_enabled(const char *sysfs_root, const char *card,
+bool card_enabled(const char *sysfs_root, const char *card,
     size_t want, size_t *have);
 
 /*
  * Waits up to timeout_s seconds (polling every 200 ms; a stop signal,
  * sig_stop, ends the wait) until the card has no VF left, or until it
- * has want VFs ready (recovery_card_enabled(); *have the ready ones).
+ * has want VFs ready (card_enabled(); *have the ready ones).
  * True when it got there.
  */
-bool recovery_wait_disabled(const char *sysfs_root, const char *card,
+bool card_wait_disabled(const char *sysfs_root, const char *card,
     unsigned timeout_s);
-bool recovery_wait_enabled(const char *sysfs_root, const char *card,
+bool card_wait_enabled(const char *sysfs_root, const char *card,
     size_t want, unsigned timeout_s, size_t *have);
 
 /*
@@ -169,7 +169,7 @@ bool recovery_wait_enabled(const char *sysfs_root, const char *card,
  * array of the holders ({"pid","comm","dev"}) still there; -1 with errno
  * when PROC_ROOT/proc cannot be scanned.
  */
-int recovery_wait_unheld(const char *proc_root, unsigned timeout_s,
+int card_wait_unheld(const char *proc_root, unsigned timeout_s,
     json_t **held);
 
 /*
@@ -180,7 +180,7 @@ int recovery_wait_unheld(const char *proc_root, unsigned timeout_s,
  * the audit log cannot be read: a card that failed again after its
  * recovery must not be cycled unseen).
  */
-int recovery_systemic(const struct conf *conf, struct hostview *v,
+int card_systemic(const struct conf *conf, struct hostview *v,
     struct systemic *out);
 
 /*
@@ -192,7 +192,7 @@ int recovery_systemic(const struct conf *conf, struct hostview *v,
  * are added to it. 0 (the array may be empty) or -1 with errno (/proc
  * unreadable: nobody may be assumed idle; ENOMEM; sysfs unreadable).
  */
-int recovery_busy(const char *sysfs_root, const char *proc_root,
+int card_busy(const char *sysfs_root, const char *proc_root,
     struct hostview *v, const struct vf_list *vfs, json_t **busy);
 
 /*
@@ -202,7 +202,7 @@ int recovery_busy(const char *sysfs_root, const char *proc_root,
  * records are not touched. 0 or -1/ENOMEM.
  */
 struct drains;
-int recovery_drains(struct drains *d, const struct vf_list *vfs,
+int card_drains(struct drains *d, const struct vf_list *vfs,
     bool drain, bool *changed);
 
 /*
@@ -211,7 +211,7 @@ int recovery_drains(struct drains *d, const struct vf_list *vfs,
  * were, into the new array *dropped (health_record_json()), for the
  * audit line (the caller frees it, also after -1). 0 or -1/ENOMEM.
  */
-int recovery_clear(struct health *h, const struct vf_list *vfs,
+int card_clear(struct health *h, const struct vf_list *vfs,
     bool *changed, json_t **dropped);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * recoverystep.c - the frame of one vfrecover step (recoverystep.h).
+ * step.c - the frame of one vfrecover step (step.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,15 +11,15 @@
 #include "auditlog.h"
 #include "claims.h"
 #include "healthfile.h"
-#include "recoverymetrics.h"
-#include "recoverystep.h"
+#include "metrics.h"
+#include "step.h"
 #include "runcmd.h"
 
 /* --- events, output, journal, audit -------------------------------------- */
 
 /* Tells ev to the event function; returns code. */
 int
-rstep_tell(struct recovery_run *r, int code, struct recoverrun_event ev)
+step_tell(struct recovery_run *r, int code, struct recoverrun_event ev)
 {
 	r->cf->event(r->cf->arg, &ev);
 	return code;
@@ -27,30 +27,30 @@ rstep_tell(struct recovery_run *r, int code, struct recoverrun_event ev)
 
 /* Tells an event of kind with only an error (or none). */
 int
-rstep_fail(struct recovery_run *r, int code, enum recoverrun_event_kind kind,
+step_fail(struct recovery_run *r, int code, enum recoverrun_event_kind kind,
     const char *error)
 {
-	return rstep_tell(r, code, (struct recoverrun_event){ .kind = kind,
+	return step_tell(r, code, (struct recoverrun_event){ .kind = kind,
 	    .error = error });
 }
 
 static int
 journal_failed(struct recovery_run *r)
 {
-	return rstep_tell(r, EX_IOERR, (struct recoverrun_event){
+	return step_tell(r, EX_IOERR, (struct recoverrun_event){
 	    .kind = RECOVERRUN_EV_JOURNAL, .path = r->jpath,
 	    .error = strerror(errno) });
 }
 
 void
-rstep_emit(struct recovery_run *r, json_t *obj)
+step_emit(struct recovery_run *r, json_t *obj)
 {
 	r->cf->emit(r->cf->arg, obj);
 }
 
 /* Appends the step's audit line under the store's exclusive lock. */
 int
-rstep_audit(struct recovery_run *r, enum recovery_step step,
+step_audit(struct recovery_run *r, enum recovery_step step,
     const json_t *fields, bool locked)
 {
 	struct audit_event ev = { .command = recovery_step_name(step),
@@ -63,14 +63,14 @@ rstep_audit(struct recovery_run *r, enum recovery_step step,
 		ev.reason = RECOVERY_DRAIN_REASON;
 	if (!locked && store_lock(&r->view.store, true,
 	    r->cf->lock_timeout) < 0)
-		return rstep_fail(r, errno == EWOULDBLOCK ? EX_TEMPFAIL :
+		return step_fail(r, errno == EWOULDBLOCK ? EX_TEMPFAIL :
 		    EX_IOERR, RECOVERRUN_EV_AUDIT_LOCK, r->view.store.why[0] ?
 		    r->view.store.why : strerror(errno));
 	rc = r->cf->audit(r->cf->arg, r->view.store.dir, &ev);
 	if (!locked)
 		store_unlock(&r->view.store);
 	if (rc < 0)
-		return rstep_tell(r, EX_IOERR, (struct recoverrun_event){
+		return step_tell(r, EX_IOERR, (struct recoverrun_event){
 		    .kind = RECOVERRUN_EV_AUDIT, .step = ev.command,
 		    .error = strerror(errno) });
 	return 0;
@@ -78,7 +78,7 @@ rstep_audit(struct recovery_run *r, enum recovery_step step,
 
 /* Prints the step's line, records it in the journal, audits it. */
 int
-rstep_finish(struct recovery_run *r, enum recovery_step step, bool audited)
+step_finish(struct recovery_run *r, enum recovery_step step, bool audited)
 {
 	json_t *line = json_pack("{s:s, s:s, s:s}", "card", r->card, "step",
 	    recovery_step_name(step), "status", r->status_word);
@@ -86,15 +86,15 @@ rstep_finish(struct recovery_run *r, enum recovery_step step, bool audited)
 
 	if (line != NULL && r->fields != NULL)
 		json_object_update(line, r->fields);
-	rstep_emit(r, line);
+	step_emit(r, line);
 	if (!r->cf->dry_run && r->j != NULL && (recovery_journal_set(r->j,
 	    step, r->status_word) < 0 || recovery_journal_save(r->rdir_fd,
 	    r->jname, r->j) < 0))
 		rc = journal_failed(r);
 	else if (!r->cf->dry_run && r->j != NULL)
-		rstep_metrics(r);
+		step_metrics(r);
 	if (rc == 0 && !r->cf->dry_run && !audited)
-		rc = rstep_audit(r, step, r->fields, false);
+		rc = step_audit(r, step, r->fields, false);
 	json_decref(r->fields);
 	r->fields = NULL;
 	return rc != 0 ? rc : strcmp(r->status_word, "failed") == 0 ?
@@ -103,30 +103,30 @@ rstep_finish(struct recovery_run *r, enum recovery_step step, bool audited)
 
 /* Marks step started in the journal before its command runs. */
 int
-rstep_start(struct recovery_run *r, enum recovery_step step)
+step_start(struct recovery_run *r, enum recovery_step step)
 {
 	if (recovery_journal_set(r->j, step, "started") < 0 ||
 	    recovery_journal_save(r->rdir_fd, r->jname, r->j) < 0)
 		return journal_failed(r);
-	rstep_metrics(r);
+	step_metrics(r);
 	return 0;
 }
 
 void
-rstep_metrics(struct recovery_run *r)
+step_metrics(struct recovery_run *r)
 {
 	if (r->cf->metrics == NULL ||
-	    recovery_metrics_write(r->view.store.dir, r->cf->metrics) == 0 ||
+	    metrics_write(r->view.store.dir, r->cf->metrics) == 0 ||
 	    r->metrics_warned)
 		return;
 	r->metrics_warned = true;
-	(void)rstep_tell(r, 0, (struct recoverrun_event){
+	(void)step_tell(r, 0, (struct recoverrun_event){
 	    .kind = RECOVERRUN_EV_METRICS, .path = r->cf->metrics,
 	    .error = strerror(errno) });
 }
 
 void
-rstep_status(struct recovery_run *r, const char *word, json_t *fields)
+step_status(struct recovery_run *r, const char *word, json_t *fields)
 {
 	r->status_word = word;
 	json_decref(r->fields);
@@ -152,7 +152,7 @@ tell_command(struct recovery_run *r, const char *step, const char *command,
  * goes to the event function, the result into the step's fields.
  */
 bool
-rstep_command(struct recovery_run *r, const char *step, const char *script,
+step_command(struct recovery_run *r, const char *step, const char *script,
     char *const args[], const char *vf)
 {
 	char env_vf[VF_ADDR_LEN + 32], buf[32];
@@ -181,12 +181,12 @@ rstep_command(struct recovery_run *r, const char *step, const char *script,
 
 /* sriov-manage OPT PF, without a shell's word splitting of the path. */
 bool
-rstep_sriov(struct recovery_run *r, const char *step, const char *opt)
+step_sriov(struct recovery_run *r, const char *step, const char *opt)
 {
 	char *args[] = { (char *)r->conf->sriov_manage, (char *)opt,
 	    (char *)r->card, NULL };
 
-	return rstep_command(r, step, "exec \"$0\" \"$@\"", args, NULL);
+	return step_command(r, step, "exec \"$0\" \"$@\"", args, NULL);
 }
 
 /* --- the store ----------------------------------------------------------- */
@@ -194,16 +194,16 @@ rstep_sriov(struct recovery_run *r, const char *step, const char *opt)
 /* Locks the store and loads the health store (and the ledger, with
  * claims) into r->view. */
 int
-rstep_load(struct recovery_run *r, bool exclusive, bool claims)
+step_load(struct recovery_run *r, bool exclusive, bool claims)
 {
 	struct health *h = &r->view.health;
 
 	memset(h, 0, sizeof(*h));
 	if (store_lock(&r->view.store, exclusive, r->cf->lock_timeout) < 0) {
 		if (r->view.store.unavailable)
-			return rstep_fail(r, EX_UNAVAILABLE,
+			return step_fail(r, EX_UNAVAILABLE,
 			    RECOVERRUN_EV_UNAVAILABLE, r->view.store.why);
-		return rstep_fail(r, errno == EWOULDBLOCK ? EX_TEMPFAIL :
+		return step_fail(r, errno == EWOULDBLOCK ? EX_TEMPFAIL :
 		    errno == EACCES || errno == EPERM ? EX_NOPERM : EX_IOERR,
 		    RECOVERRUN_EV_LOCK, r->view.store.why);
 	}
@@ -215,9 +215,9 @@ rstep_load(struct recovery_run *r, bool exclusive, bool claims)
 	}
 	store_unlock(&r->view.store);
 	if (r->view.store.nomem)
-		return rstep_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM,
+		return step_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM,
 		    r->view.store.why);
-	return rstep_fail(r, EX_UNAVAILABLE, RECOVERRUN_EV_UNAVAILABLE,
+	return step_fail(r, EX_UNAVAILABLE, RECOVERRUN_EV_UNAVAILABLE,
 	    r->view.store.why);
 }
 

@@ -1,12 +1,12 @@
 /*
- * recoverystep.h - the frame of one vfrecover step, for recoverrun.c
+ * step.h - the frame of one vfrecover step, for recoverrun.c
  * (the engine; recoverrun.h is its interface): the run's state, the
  * step's line, journal entry and audit line, the configured commands it
- * runs and the store it loads (rstep_*: a recovery step). Events go to
+ * runs and the store it loads (step_*: a recovery step). Events go to
  * the run's event function; nothing here prints or exits.
  */
-#ifndef VFS_RECOVERYSTEP_H
-#define VFS_RECOVERYSTEP_H
+#ifndef VFS_STEP_H
+#define VFS_STEP_H
 
 #include <limits.h>
 #include <stdbool.h>
@@ -50,26 +50,26 @@ struct recovery_run {
 };
 
 /* Tells ev to the event function; returns code. */
-int rstep_tell(struct recovery_run *r, int code,
+int step_tell(struct recovery_run *r, int code,
     struct recoverrun_event ev);
 
 /* Tells an event of kind with only an error (or NULL); returns code. */
-int rstep_fail(struct recovery_run *r, int code,
+int step_fail(struct recovery_run *r, int code,
     enum recoverrun_event_kind kind, const char *error);
 
 /* Hands obj (a new reference, or NULL) to the emit function. */
-void rstep_emit(struct recovery_run *r, json_t *obj);
+void step_emit(struct recovery_run *r, json_t *obj);
 
 /*
  * Appends step's audit line (its outcome the running step's status,
  * fields the extra members) under the store's exclusive lock, taken here
  * unless locked. 0, or the exit code (the error reported as an event).
  */
-int rstep_audit(struct recovery_run *r, enum recovery_step step,
+int step_audit(struct recovery_run *r, enum recovery_step step,
     const json_t *fields, bool locked);
 
 /* The running step's status and fields (a new reference; NULL: {}). */
-void rstep_status(struct recovery_run *r, const char *word,
+void step_status(struct recovery_run *r, const char *word,
     json_t *fields);
 
 /*
@@ -77,31 +77,31 @@ void rstep_status(struct recovery_run *r, const char *word,
  * and audits it (unless audited). 0, STEP_FAILED for a failed step, or
  * the exit code (the error reported as an event).
  */
-int rstep_finish(struct recovery_run *r, enum recovery_step step,
+int step_finish(struct recovery_run *r, enum recovery_step step,
     bool audited);
 
 /*
  * Writes step as started to the journal. 0, or the exit code (the
  * error reported as an event).
  */
-int rstep_start(struct recovery_run *r, enum recovery_step step);
+int step_start(struct recovery_run *r, enum recovery_step step);
 
 /*
  * Rewrites the metrics textfile, if any, from the journals; a failure is
  * reported (RECOVERRUN_EV_METRICS) once a run and changes nothing else.
  */
-void rstep_metrics(struct recovery_run *r);
+void step_metrics(struct recovery_run *r);
 
 /*
  * Runs script (/bin/sh -c, args its $0...) for step, with VFSENTINEL_VF
  * when vf is not NULL; true when it exited 0. Its result is reported as
  * an event; a failure also goes into the step's "error".
  */
-bool rstep_command(struct recovery_run *r, const char *step,
+bool step_command(struct recovery_run *r, const char *step,
     const char *script, char *const args[], const char *vf);
 
-/* sriov-manage OPT PF (rstep_command()). */
-bool rstep_sriov(struct recovery_run *r, const char *step,
+/* sriov-manage OPT PF (step_command()). */
+bool step_sriov(struct recovery_run *r, const char *step,
     const char *opt);
 
 /*
@@ -110,6 +110,6 @@ bool rstep_sriov(struct recovery_run *r, const char *step,
  * (hostview_release() unlocks and frees), or the exit code (the error
  * reported as an event).
  */
-int rstep_load(struct recovery_run *r, bool exclusive, bool claims);
+int step_load(struct recovery_run *r, bool exclusive, bool claims);
 
 #endif

@@ -127,23 +127,23 @@ test_card(void)
 	size_t have = 9;
 
 	sh("mkdir -p \"$D/" PF "\"");
-	ok(recovery_card_present(root, PF), "the card is present");
-	ok(!recovery_card_present(root, "0000:e4:00.0"), "another is not");
-	ok(recovery_card_disabled(root, PF), "no virtfn: disabled");
+	ok(card_present(root, PF), "the card is present");
+	ok(!card_present(root, "0000:e4:00.0"), "another is not");
+	ok(card_disabled(root, PF), "no virtfn: disabled");
 	sh("mkdir -p \"$D/0000:e3:00.4/nvidia\" && "
 	    "ln -s ../0000:e3:00.4 \"$D/" PF "/virtfn0\"");
-	ok(recovery_card_virtfns(root, PF, &l) == 0 && l.n == 1 &&
+	ok(card_virtfns(root, PF, &l) == 0 && l.n == 1 &&
 	    strcmp(l.v[0], "0000:e3:00.4") == 0, "virtfn0 lists the VF");
-	ok(!recovery_card_disabled(root, PF), "a virtfn: not disabled");
-	ok(!recovery_card_enabled(root, PF, 1, &have) && have == 0,
+	ok(!card_disabled(root, PF), "a virtfn: not disabled");
+	ok(!card_enabled(root, PF, 1, &have) && have == 0,
 	    "no creatable_vgpu_types: not ready");
 	sh("echo 'ID : vGPU Name' "
 	    ">\"$D/0000:e3:00.4/nvidia/creatable_vgpu_types\"");
-	ok(recovery_card_enabled(root, PF, 1, &have) && have == 1,
+	ok(card_enabled(root, PF, 1, &have) && have == 1,
 	    "with its types: ready");
-	ok(!recovery_card_enabled(root, PF, 2, &have), "one of two: not yet");
+	ok(!card_enabled(root, PF, 2, &have), "one of two: not yet");
 	sh("echo 0 >\"$D/" PF "/sriov_numvfs\"");
-	ok(recovery_card_disabled(root, PF), "sriov_numvfs 0: disabled");
+	ok(card_disabled(root, PF), "sriov_numvfs 0: disabled");
 	free(l.v);
 }
 
