@@ -476,7 +476,7 @@ emit_claim(const struct run *r, const struct claim *cl)
 	const struct vf_info *vi = inventory_find(&r->view.inv, cl->vf);
 
 	if (r->libvirt_format)
-		return emit_hostdev(cl->vf);
+		return output_hostdev(cl->vf);
 	return emit(cl->vf, vi ? vi->card : "", cl->profile ? cl->profile :
 	    r->profile, cl->type_id ? cl->type_id : "", cl, r->warning);
 }
@@ -513,7 +513,7 @@ adopt(struct run *r)
 	char msg[128];
 
 	if (v != NULL)
-		return claim_code(r, adopt_claim(r, v));
+		return claim_code(r, claim_adopt(r, v));
 	(void)snprintf(msg, sizeof(msg), "no vGPU VF %s on this host", r->pin);
 	return log_fail(EXIT_NO, msg, NULL);
 }
@@ -527,20 +527,20 @@ claim_flow(struct run *r)
 	int code;
 
 	if (held != NULL)
-		code = claim_code(r, existing_claim(r, held));
+		code = claim_code(r, claim_existing(r, held));
 	else if (r->adopt)
 		code = adopt(r);
 	else if ((code = choose(r, &vi)) == 0)
-		code = claim_code(r, persist_claim(r, vi));
+		code = claim_code(r, claim_persist(r, vi));
 	if (code != 0)
 		return code;
 	held = claims_find_instance(&r->view.claims, r->instance);
-	if (r->configure && (code = configure_claim(r, held)) != 0)
+	if (r->configure && (code = claim_configure(r, held)) != 0)
 		return claim_code(r, code);
 	/* SPEC 6.4; a libvirt domain's claim is completed by its hook. */
 	if (!r->libvirt_format && held->vsock == NULL &&
 	    held->control_socket == NULL)
-		add_warning(r, "claim made with no --vsock and no "
+		claim_warn(r, "claim made with no --vsock and no "
 		    "--control-socket: the sentinel cannot poll it and "
 		    "reconcile cannot release it", held->vf);
 	return emit_claim(r, held);

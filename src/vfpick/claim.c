@@ -47,7 +47,7 @@ persisted(struct run *r, const struct claim *cl)
 
 /* Persists a new claim of vi for the instance. */
 int
-persist_claim(struct run *r, const struct vf_info *vi)
+claim_persist(struct run *r, const struct vf_info *vi)
 {
 	char now[TIMEFMT_MAX], type_id[16];
 	struct claim cl = { 0 };
@@ -117,7 +117,7 @@ configure_health(struct run *r, const char *vf)
  * removed again.
  */
 int
-configure_claim(struct run *r, const struct claim *cl)
+claim_configure(struct run *r, const struct claim *cl)
 {
 	char vf[VF_ADDR_LEN + 1];
 	bool already;
@@ -172,7 +172,7 @@ update_endpoints(struct run *r, struct claim *cl)
  * or the sentinel would keep polling the old ones.
  */
 int
-existing_claim(struct run *r, struct claim *cl)
+claim_existing(struct run *r, struct claim *cl)
 {
 	char msg[512];
 
@@ -196,7 +196,7 @@ existing_claim(struct run *r, struct claim *cl)
 }
 
 void
-add_warning(struct run *r, const char *msg, const char *vf)
+claim_warn(struct run *r, const char *msg, const char *vf)
 {
 	size_t n = strlen(r->warning);
 
@@ -213,7 +213,7 @@ add_warning(struct run *r, const char *msg, const char *vf)
  * made, with a warning.
  */
 int
-adopt_claim(struct run *r, const struct placement_vf *v)
+claim_adopt(struct run *r, const struct placement_vf *v)
 {
 	char msg[512], now[TIMEFMT_MAX];
 	struct claim cl = { 0 };
@@ -242,7 +242,7 @@ adopt_claim(struct run *r, const struct placement_vf *v)
 		return code;
 	warning = adopt_holder(r->conf.sysfs_root, r->proc_root, r->pin, &pid);
 	if (warning != NULL)
-		add_warning(r, warning, r->pin);
+		claim_warn(r, warning, r->pin);
 	log_msg(LVL_INFO, "adopted the VF", "{s:s, s:s, s:I}", "vf", r->pin,
 	    "instance_id", r->instance, "holder_pid", (json_int_t)pid);
 	return 0;

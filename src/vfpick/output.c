@@ -12,7 +12,7 @@
 #include "vfpick.h"
 
 int
-emit_hostdev(const char *vf)
+output_hostdev(const char *vf)
 {
 	unsigned dom, bus, slot, fn;
 

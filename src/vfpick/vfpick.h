@@ -41,22 +41,22 @@ struct run {
 #define CLAIM_LOAD	(-2)		/* why: in r->view.store */
 
 /* claim.c: a new claim of vi for r->instance, persisted; 0 or a code. */
-int persist_claim(struct run *r, const struct vf_info *vi);
+int claim_persist(struct run *r, const struct vf_info *vi);
 
 /* claim.c: a second --claim of an instance that holds cl; 0 or a code. */
-int existing_claim(struct run *r, struct claim *cl);
+int claim_existing(struct run *r, struct claim *cl);
 
 /* claim.c: --configure of the claim cl (removed again on failure). */
-int configure_claim(struct run *r, const struct claim *cl);
+int claim_configure(struct run *r, const struct claim *cl);
 
 /* claim.c: --adopt: a claim of the pinned, configured VF for
  * r->instance, its type left as it is; 0 or a code. */
-int adopt_claim(struct run *r, const struct placement_vf *v);
+int claim_adopt(struct run *r, const struct placement_vf *v);
 
 /* claim.c: adds a sentence to r->warning and logs it at warn. */
-void add_warning(struct run *r, const char *msg, const char *vf);
+void claim_warn(struct run *r, const char *msg, const char *vf);
 
 /* output.c: --format libvirt: the VF's <hostdev> element; 0 or 74. */
-int emit_hostdev(const char *vf);
+int output_hostdev(const char *vf);
 
 #endif
