@@ -139,7 +139,7 @@ main(int argc, char **argv)
 	/* A claim, once started, is finished: a signal only sets a flag. */
 	cli_stop_signals(true);
 	LIBXML_TEST_VERSION
-	code = hook_run(&h);
+	code = phases_run(&h);
 	release(&h);
 	xmlCleanupParser();
 	return code;

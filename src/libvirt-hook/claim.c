@@ -55,7 +55,7 @@ configure(struct hook *h, const char *vf, unsigned id)
 	claims_remove_instance(&h->view.claims, h->dom.uuid);
 	(void)claim_save(h, "cannot remove the claim after a failed "
 	    "configure");
-	return hook_refuse(msg);
+	return phases_refuse(msg);
 }
 
 int
@@ -74,10 +74,10 @@ claim_new(struct hook *h, const struct placement_vf *v)
 	memcpy(cl.vf, v->vi->addr, sizeof(cl.vf));
 	cl.instance_id = h->dom.uuid;
 	if (claimlife_new(&h->view.claims, &cl, now, sizeof(now)) == -1)
-		return hook_refuse(errno == ENOMEM ? "out of memory" :
+		return phases_refuse(errno == ENOMEM ? "out of memory" :
 		    "cannot format the claim time");
 	if (claim_save(h, "cannot persist the claim") == -1)
-		return hook_refuse("cannot persist the claim; see libvirt's "
+		return phases_refuse("cannot persist the claim; see libvirt's "
 		    "log of this domain");
 	log_msg(LVL_INFO, "claimed VF for the domain", "{s:s, s:s, s:s, "
 	    "s:s?}", "vf", cl.vf, "instance_id", h->dom.uuid, "domain",

@@ -69,11 +69,11 @@ int domain_parse(const char *text, size_t len, struct domain *d,
 void domain_release(struct domain *d);
 
 /* phases.c: the operation of h->op/h->sub; the exit code. */
-int hook_run(struct hook *h);
+int phases_run(struct hook *h);
 
 /* phases.c: refuses a prepare: the JSON log, then the last stderr line,
  * "vfsentinel: " and msg, plain, for virsh to show. Returns 1. */
-int hook_refuse(const char *msg);
+int phases_refuse(const char *msg);
 
 /* claim.c: a new claim of vf for the domain (prepare), with --configure
  * when the domain names a profile. 0, or a refusal's code. */

@@ -42,7 +42,7 @@ phase_of(const char *op, const char *sub)
 }
 
 int
-hook_refuse(const char *msg)
+phases_refuse(const char *msg)
 {
 	log_msg(LVL_ERROR, "refused the domain's start", "{s:s}", "reason",
 	    msg);
@@ -99,7 +99,7 @@ find_vfs(struct hook *h, enum phase ph)
 	    "vfsentinel metadata is not a vGPU VF of this host; fix the "
 	    "metadata", h->dom.meta_vf);
 	if (ph == PHASE_PREPARE)
-		return hook_refuse(msg);
+		return phases_refuse(msg);
 	log_msg(LVL_WARN, msg, NULL);
 	return 0;
 }
@@ -233,11 +233,11 @@ prepare(struct hook *h)
 		    "(%s, %s%s); vfsentinel tracks one VF per domain",
 		    h->vfs.n, h->vfs.v[0], h->vfs.v[1], h->vfs.n > 2 ? ", ..." :
 		    "");
-		return hook_refuse(msg);
+		return phases_refuse(msg);
 	}
 	if (lock_store(h, msg, sizeof(msg)) == -1 ||
 	    load_all(h, msg, sizeof(msg)) == -1)
-		return hook_refuse(msg);
+		return phases_refuse(msg);
 	held = claims_find_instance(&h->view.claims, h->dom.uuid);
 	if (held != NULL && strcmp(held->vf, vf) == 0) {
 		log_msg(LVL_INFO, "the domain already holds the claim",
@@ -249,15 +249,15 @@ prepare(struct hook *h)
 		(void)snprintf(msg, sizeof(msg), "instance %s already holds "
 		    "VF %s, not %s; release it first (vfstore release "
 		    "--instance %s)", h->dom.uuid, held->vf, vf, h->dom.uuid);
-		return hook_refuse(msg);
+		return phases_refuse(msg);
 	}
 	if ((v = placement_find(&h->view.pl, vf)) == NULL) {
 		(void)snprintf(msg, sizeof(msg), "VF %s cannot be read from "
 		    "sysfs", vf);
-		return hook_refuse(msg);
+		return phases_refuse(msg);
 	}
 	if (prepare_refusal(h, v, msg, sizeof(msg)) != NULL)
-		return hook_refuse(msg);
+		return phases_refuse(msg);
 	return claim_new(h, v);
 }
 
@@ -400,13 +400,13 @@ domain_vfs(struct hook *h, enum phase ph, bool *none)
 
 	*none = true;
 	if (read_domain(h, msg, sizeof(msg)) == -1)
-		return ph == PHASE_PREPARE ? hook_refuse(msg) :
+		return ph == PHASE_PREPARE ? phases_refuse(msg) :
 		    log_fail(0, msg, NULL);
 	if ((code = find_vfs(h, ph)) != 0 || h->vfs.n == 0)
 		return ph == PHASE_PREPARE ? code : 0;
 	if (h->dom.uuid[0] == '\0') {
 		(void)snprintf(msg, sizeof(msg), "the domain has no <uuid>");
-		return ph == PHASE_PREPARE ? hook_refuse(msg) :
+		return ph == PHASE_PREPARE ? phases_refuse(msg) :
 		    log_fail(0, msg, NULL);
 	}
 	*none = false;
@@ -414,7 +414,7 @@ domain_vfs(struct hook *h, enum phase ph, bool *none)
 }
 
 int
-hook_run(struct hook *h)
+phases_run(struct hook *h)
 {
 	enum phase ph = phase_of(h->op, h->sub);
 	bool none;
