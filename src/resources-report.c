@@ -451,7 +451,7 @@ render(struct run *r, struct obuf *b)
 
 	if (r->prometheus) {
 		prom_init(&p);
-		report_prom(r, &p);
+		gauges_prom(r, &p);
 		*b = p.out;		/* the text moves to b */
 	} else if (r->vfs) {
 		for (i = 0; i < r->view.inv.n; i++)

@@ -146,7 +146,7 @@ vfs_prom(const struct run *r, struct prom *p)
 }
 
 void
-report_prom(const struct run *r, struct prom *p)
+gauges_prom(const struct run *r, struct prom *p)
 {
 	capacity_prom(r, p);
 	vfs_prom(r, p);

@@ -49,6 +49,6 @@ struct run {
 
 /* gauges.c: the gauges of SPEC.md 4.5, then the per-VF and per-card
  * ones, build_info and the systemic flag, into p. */
-void report_prom(const struct run *r, struct prom *p);
+void gauges_prom(const struct run *r, struct prom *p);
 
 #endif
