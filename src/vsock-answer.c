@@ -210,7 +210,7 @@ on_failure(struct answer *a, const char *msg)
 		    "nvrm", msg);
 	changed = a->state != GUEST_FAILED || strcmp(a->message, msg) != 0;
 	a->state = GUEST_FAILED;
-	message_set(a, msg);
+	state_message_set(a, msg);
 	if (a->fatal != 0)
 		return;
 	if (changed) {
@@ -232,7 +232,7 @@ on_success(struct answer *a)
 		return;
 	log_msg(LVL_INFO, "GPU driver initialized", NULL);
 	a->state = GUEST_OK;
-	message_set(a, NULL);
+	state_message_set(a, NULL);
 	reply_update(a);
 	state_save(a);
 	if (a->console_fd >= 0 && !a->ok_marked)

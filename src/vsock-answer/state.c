@@ -18,7 +18,7 @@
 /* Sets the failure message (NULL clears), cut to GUEST_MESSAGE_MAX bytes
  * at a UTF-8 character boundary. */
 void
-message_set(struct answer *a, const char *msg)
+state_message_set(struct answer *a, const char *msg)
 {
 	size_t n;
 
@@ -88,7 +88,8 @@ state_restore(struct answer *a, const json_t *obj)
 		return;
 	}
 	a->state = st;
-	message_set(a, st == GUEST_FAILED ? (msg != NULL ? msg : "") : NULL);
+	state_message_set(a, st == GUEST_FAILED ? (msg != NULL ? msg : "") :
+	    NULL);
 	a->ok_marked = st == GUEST_OK;
 	log_msg(LVL_INFO, "state restored", "{s:s, s:s}", "state", name,
 	    "file", a->state_path);

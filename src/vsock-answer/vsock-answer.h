@@ -50,7 +50,7 @@ struct answer {
 
 /* state.c: sets the failure message (NULL clears), cut to
  * GUEST_MESSAGE_MAX bytes at a UTF-8 character boundary. */
-void message_set(struct answer *a, const char *msg);
+void state_message_set(struct answer *a, const char *msg);
 
 /* state.c: writes the state file; a failure is logged and retried. */
 void state_save(struct answer *a);
