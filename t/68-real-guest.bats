@@ -57,7 +57,7 @@ EOF
 	rg_assign g1 i-1 "$TS1" "virtio-serial:$G/g1.vs"
 	rg_pipeline host "$DATA"
 	rg_boot g1 "$T/guest.sh"
-	rg_wait_console g1 'guest: events='
+	rg_wait_console g1 'guest: record='
 	# kmsg-watch read the whole real boot and the root's write: nothing.
 	rg_console_has g1 'guest: events=0'
 	# The kernel stored the write with facility 1 (LOG_USER): <11>.
