@@ -403,3 +403,30 @@ socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$G/none"
 	assert_equal "$(check_warns)" "i-1 unix:$G/none connect: No such file or directory
 i-1 unix:$G/none connect: Connection refused"
 }
+
+@test "sentinel-poll: SIGTERM ends it within 1 s while --targets - waits for the end of its input" {
+	mkfifo "$T/in"
+	sentinel-poll --sysfs-root "$SYSFS" --targets - --interval 1 \
+	    <"$T/in" >"$T/out" 2>"$T/err" 3>&- &
+	local pid=$! t0 rc=0 i
+	bg_track $pid
+	# A writer that keeps the FIFO open and never ends the list.
+	exec 5>"$T/in"
+	target 0000:e3:00.4 i-1 "$TS1" "unix:$G/none" >&5
+	sleep 0.5
+	t0=$(date +%s%N)
+	kill -TERM $pid
+	for ((i = 0; i < 60; i++)); do
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 $pid 2>/dev/null; then
+		kill -KILL $pid
+		exec 5>&-
+		fail "still running 3 s after SIGTERM"
+	fi
+	exec 5>&-
+	wait $pid || rc=$?
+	[ $rc -eq 0 ]
+	[ $((($(date +%s%N) - t0) / 1000000)) -lt 1000 ]
+}

@@ -808,7 +808,21 @@ poller_run(struct poller *p)
 
 /* --- setup -------------------------------------------------------------- */
 
-/* --targets -: stdin is read once, at the start. 0 or -1/ENOMEM. */
+/* stdin can be read, or the program must stop (targets_ready_fn): the
+ * wait is a ppoll(2), where a stop signal gets in. */
+static int
+stdin_ready(void *arg, int fd)
+{
+	struct poller *p = arg;
+	struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN } };
+
+	while (!stopping(p) && pfd[0].revents == 0)
+		wait_events(p, pfd, 1, 1000);
+	return stopping(p) ? -1 : 0;
+}
+
+/* --targets -: stdin is read once, at the start, until its end or a
+ * stop. 0 or -1/ENOMEM. */
 static int
 read_stdin(struct poller *p)
 {
@@ -816,7 +830,7 @@ read_stdin(struct poller *p)
 
 	if (p->source.path == NULL || strcmp(p->source.path, "-") != 0 ||
 	    targets_read_fd(STDIN_FILENO, &p->stdin_targets, bad_line, p,
-	    &why) == 0)
+	    stdin_ready, &why) == 0 || stopping(p))
 		return 0;
 	if (why.nomem)
 		return -1;

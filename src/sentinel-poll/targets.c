@@ -244,7 +244,7 @@ read_line(struct targets *ts, const char *line, size_t len,
 
 int
 targets_read_fd(int fd, struct targets *ts, targets_bad_fn *bad,
-    void *arg, struct targets_why *why)
+    void *arg, targets_ready_fn *ready, struct targets_why *why)
 {
 	struct jsonl_reader r;
 	enum jsonl_status st;
@@ -258,10 +258,14 @@ targets_read_fd(int fd, struct targets *ts, targets_bad_fn *bad,
 	while (rc == 0 && (st = jsonl_next(&r, &line, &len)) != JSONL_END) {
 		if (st == JSONL_TOO_LONG && bad != NULL)
 			bad(arg, r.lineno, NULL);
-		if ((st == JSONL_LINE && read_line(ts, line, len, r.lineno,
-		    bad, arg) == -1) || (st == JSONL_NEED &&
-		    jsonl_fill(&r) == -1))
+		if (st == JSONL_NEED && ready != NULL && ready(arg, fd) == -1) {
+			errno = EINTR;
 			rc = why_errno(why, "read targets: ");
+		} else if ((st == JSONL_LINE && read_line(ts, line, len,
+		    r.lineno, bad, arg) == -1) || (st == JSONL_NEED &&
+		    jsonl_fill(&r) == -1)) {
+			rc = why_errno(why, "read targets: ");
+		}
 	}
 	jsonl_reader_release(&r);
 	return rc;
@@ -289,7 +293,7 @@ targets_from_file(const char *path, struct targets *ts,
 		errno = EINVAL;
 		return -1;
 	}
-	rc = targets_read_fd(fd, ts, bad, arg, why);
+	rc = targets_read_fd(fd, ts, bad, arg, NULL, why);
 	err = errno;
 	close(fd);
 	errno = err;

@@ -94,13 +94,18 @@ struct targets_source {
 int targets_from_ledger(const struct targets_source *src,
     struct targets *ts, struct targets_why *why);
 
+/* Waits until fd can be read: 0, or -1 when the reading must stop. */
+typedef int targets_ready_fn(void *arg, int fd);
+
 /*
  * Appends the --targets lines read from fd to its end; a bad or over-long
- * line is skipped and passed to bad (NULL: quiet). 0, or -1 with errno and
- * why set (a read error, ENOMEM).
+ * line is skipped and passed to bad (NULL: quiet). ready (NULL: none) is
+ * asked before each read, so that a stop can end the wait for a pipe.
+ * 0, or -1 with errno and why set (a read error, ENOMEM; EINTR: ready
+ * said stop).
  */
 int targets_read_fd(int fd, struct targets *ts, targets_bad_fn *bad,
-    void *arg, struct targets_why *why);
+    void *arg, targets_ready_fn *ready, struct targets_why *why);
 
 /* targets_read_fd() of the file at path, opened without blocking and
  * refused (EINVAL) unless a regular file. 0, or -1 with errno and why. */
