@@ -55,7 +55,7 @@ static const char usage[] =
     "  claims\n"
     "  config\n"
     "  release --instance ID [--deconfigure] [--proc-root DIR]\n"
-    "          [--reason TEXT]\n"
+    "          [--ended HOW] [--reason TEXT]\n"
     "  deconfigure --vf VF [--proc-root DIR] [--reason TEXT]\n"
     "  reconcile [--once | --interval S] [--grace S] [--dry-run]\n"
     "            [--metrics-file PATH] [--proc-root DIR]\n"
@@ -96,10 +96,8 @@ static const char usage[] =
     "                        3339, the claim's claimed_at)\n"
     "  --force               quarantine a VF that sysfs does not show\n"
     "  --reason TEXT         why, logged and audited\n"
-    "  --metrics-file PATH   apply, reconcile: rewrite this Prometheus\n"
-    "                        textfile after each batch or pass\n"
-    "  --deconfigure         release: first write 0 to the VF's\n"
-    "                        current_vgpu_type; refused while the VF is open\n"
+    "  --metrics-file PATH   apply, reconcile: the Prometheus textfile\n"
+    "  --deconfigure         release: first write 0 to current_vgpu_type\n"
     "  --proc-root DIR       where /proc is (default /)\n"
     "  --once                reconcile: one pass, then exit (the default)\n"
     "  --interval S          reconcile: a pass every S seconds until SIGTERM\n"
@@ -107,6 +105,7 @@ static const char usage[] =
     "                        alone (default reconcile.grace, else 120)\n"
     "  --dry-run             reconcile: decide and print, change nothing\n"
     "  --limit N             history: only the last N lines\n"
+    "  --ended HOW           release: clean, unclean or unknown (default)\n"
     "  --owner USER          init: give DATA_DIR/gpu and the lock to USER\n"
     "  -c, --config FILE     configuration file (default $VFSENTINEL_CONF,\n"
     "                        else /etc/vfsentinel/vfsentinel.conf)\n"
@@ -135,7 +134,8 @@ enum {
 	OPT_INTERVAL,
 	OPT_GRACE,
 	OPT_DRY_RUN,
-	OPT_LIMIT
+	OPT_LIMIT,
+	OPT_ENDED
 };
 
 /*
@@ -159,6 +159,7 @@ enum {
 	ARG_GRACE = 1u << 12,
 	ARG_DRY_RUN = 1u << 13,
 	ARG_LIMIT = 1u << 15,
+	ARG_ENDED = 1u << 16,
 	ARG_OPERAND = 1u << 14		/* not an option: a command's operand */
 };
 
@@ -181,6 +182,7 @@ static const struct {
 	{ OPT_GRACE, ARG_GRACE },
 	{ OPT_DRY_RUN, ARG_DRY_RUN },
 	{ OPT_LIMIT, ARG_LIMIT },
+	{ OPT_ENDED, ARG_ENDED },
 };
 
 
@@ -208,7 +210,7 @@ static const struct command commands[] = {
 	{ "claims", cmd_claims, 0, 0 },
 	{ "config", cmd_config, 0, 0 },
 	{ "release", cmd_release, ARG_INSTANCE | ARG_DECONFIGURE |
-	    ARG_PROC_ROOT | ARG_REASON, ARG_INSTANCE },
+	    ARG_PROC_ROOT | ARG_REASON | ARG_ENDED, ARG_INSTANCE },
 	{ "deconfigure", cmd_deconfigure, ARG_VF | ARG_PROC_ROOT | ARG_REASON,
 	    ARG_VF },
 	{ "reconcile", cmd_reconcile, ARG_ONCE | ARG_INTERVAL | ARG_GRACE |
@@ -236,6 +238,7 @@ static const struct option opts[] = {
 	{ "grace", required_argument, NULL, OPT_GRACE },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "limit", required_argument, NULL, OPT_LIMIT },
+	{ "ended", required_argument, NULL, OPT_ENDED },
 	{ 0 }
 };
 
@@ -303,6 +306,9 @@ parse_opts(struct ctx *c, int argc, char **argv, bool sub)
 			break;
 		case OPT_LIMIT:
 			a->limit = optarg;
+			break;
+		case OPT_ENDED:
+			a->ended = optarg;
 			break;
 		case OPT_DECONFIGURE:
 			a->deconfigure = true;

@@ -303,18 +303,18 @@ i-5 none'
 	assert_equal "$(jq -r .instance_id <<<"${lines[0]}")" i-1
 	assert_equal "$(jq -r .vsock <<<"${lines[0]}")" vsock:42:2222
 	run -0 --separate-stderr vs release --instance i-1
-	assert_output '{"instance_id":"i-1","vf_address":"0000:e3:00.4","released":true,"deconfigured":false}'
+	assert_output '{"instance_id":"i-1","vf_address":"0000:e3:00.4","released":true,"deconfigured":false,"ended":"unknown","suspect":false}'
 	run -0 jq -r '[.claims[].instance_id] | join(" ")' "$CLAIMS"
 	assert_output i-2
 	run -0 --separate-stderr vs release --instance i-1
-	assert_output '{"instance_id":"i-1","released":false}'
+	assert_output '{"instance_id":"i-1","released":false,"ended":"unknown","suspect":false}'
 }
 
 @test "release and deconfigure take --reason (SPEC 2.1: every operator edit); a missing one is named" {
 	put_claims '{"version":1,"claims":[{"vf_address":"0000:e3:00.4","instance_id":"i-1","claimed_at":"2026-08-20T16:00:00Z"}]}'
 	mkdir -p "$T/proc"
 	run -0 --separate-stderr vs release --instance i-1 --reason "VM moved"
-	assert_output '{"instance_id":"i-1","vf_address":"0000:e3:00.4","released":true,"deconfigured":false}'
+	assert_output '{"instance_id":"i-1","vf_address":"0000:e3:00.4","released":true,"deconfigured":false,"ended":"unknown","suspect":false}'
 	run -0 jq -r '[.msg, .reason] | join(": ")' <<<"${stderr_lines[0]}"
 	assert_output 'released VF claim: VM moved'
 	echo 1160 >"$SYSFS/sys/bus/pci/devices/$VF/nvidia/current_vgpu_type"

@@ -197,7 +197,7 @@ edit: by hand"
 	put_claims '{"version":1,"claims":[{"vf_address":"0000:e3:00.5","instance_id":"i-1","claimed_at":"x"}]}'
 	mkdir -p "$T/proc"
 	run -74 --separate-stderr vsys release --instance i-1 --proc-root "$T"
-	assert_output '{"instance_id":"i-1","vf_address":"0000:e3:00.5","released":true,"deconfigured":false}'
+	assert_output '{"instance_id":"i-1","vf_address":"0000:e3:00.5","released":true,"deconfigured":false,"ended":"unknown","suspect":false}'
 	run -0 jq -c .claims "$CLAIMS"
 	assert_output '[]'
 	echo 1160 >"$SYSFS/sys/bus/pci/devices/$VF5/nvidia/current_vgpu_type"

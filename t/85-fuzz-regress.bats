@@ -66,6 +66,7 @@ replay() {
 @test "fuzz corpus replays: guest check connection (hybrid vsock OK, reply line)" { replay guestcheck; }
 @test "fuzz corpus replays: RFC 3339 timestamps" { replay timefmt; }
 @test "fuzz corpus replays: vf-drain.json loader and writer" { replay drain; }
+@test "fuzz corpus replays: vf-suspect.json loader and writer" { replay suspect; }
 @test "fuzz corpus replays: libvirt-hook's domain XML (real libvirt dumpxml and hook stdin)" { replay domain; }
 
 @test "finding timefmt/year-10000: a store with an unwritable timestamp is unavailable, not unsaveable" {

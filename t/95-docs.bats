@@ -19,7 +19,9 @@ recovery.quiesce_command= recovery.restore_command=
 recovery.sriov_manage=/usr/lib/nvidia/sriov-manage recovery.verify_command=
 recovery.step_timeout=120 recovery.settle_timeout=60
 libvirt.qemu_state_dir=/var/lib/libvirt/qemu libvirt.deconfigure=true
-libvirt.lock_timeout=10"
+libvirt.lock_timeout=10 libvirt.log_dir=/var/log/libvirt/qemu
+suspect.window=600 suspect.on_unknown=false suspect.placement=auto
+suspect.verify_interval=30"
 
 setup() {
 	vfs_setup

@@ -160,11 +160,21 @@ claimlife_release(struct store *s, struct claims *c,
     const struct claimlife_end *end, struct atomic_result *res,
     int *audit_err)
 {
+	struct suspicion_case sc = { 0 };
+
 	*audit_err = 0;
-	claims_remove_instance(c, end->instance_id);
-	if (claims_save(s, c, res) == -1)
+	if (end->how != NULL && suspicion_case_init(&sc,
+	    claims_find_instance(c, end->instance_id)) < 0)
 		return -1;
+	claims_remove_instance(c, end->instance_id);
+	if (claims_save(s, c, res) == -1) {
+		suspicion_case_release(&sc);
+		return -1;
+	}
 	if (claimlife_audit(s->dir, end) == -1)
 		*audit_err = errno;
+	if (end->how != NULL && end->verdict != NULL)
+		suspicion_decide(s, &sc, end->how, end->verdict);
+	suspicion_case_release(&sc);
 	return 0;
 }

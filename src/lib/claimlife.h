@@ -27,6 +27,7 @@
 #include "claims.h"
 #include "placement.h"
 #include "store.h"
+#include "suspicion.h"
 #include "vfio.h"
 
 /*
@@ -42,6 +43,11 @@ struct claimlife_end {
 	const char *liveness;		/* reconcile's verdict on the VMM */
 	const char *domain;		/* libvirt-hook's domain name */
 	bool deconfigured;
+	/* How the assignment ended (SPEC.md 7.3): with how set, the
+	 * release decides whether the VF is suspect (suspicion.h) once
+	 * the ledger is saved, and tells it in *verdict. */
+	const struct suspicion_how *how;
+	struct suspicion_verdict *verdict;
 };
 
 /*
@@ -98,7 +104,8 @@ int claimlife_deconfigure_scan(const char *sysfs_root, const char *proc_root,
 /*
  * Removes the claim of end->instance_id from c and saves the ledger
  * (end's strings must not point into the claim, which this frees);
- * once that is durable, appends the audit line. 0; -1 with errno and
+ * once that is durable, appends the audit line, then decides the
+ * suspicion when end->how is set (end->verdict). 0; -1 with errno and
  * res->step, s->why when the save failed (the claim is gone from c
  * only). A failed audit line leaves the release standing: its errno in
  * *audit_err, else 0.

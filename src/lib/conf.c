@@ -24,6 +24,7 @@ enum key_kind {
 	KEY_STRING,			/* UTF-8 text, "" allowed; max: size */
 	KEY_BOOL,			/* true or false */
 	KEY_FRACTION,			/* above 0, at most 1; a double */
+	KEY_PLACEMENT,			/* auto, last or exclude */
 	KEY_REPLACED			/* a whole number in [min, max], read
 					 * and ignored: a key a newer one
 					 * replaced, kept so that old files
@@ -87,6 +88,16 @@ static const struct key keys[] = {
 	    offsetof(struct conf, libvirt_deconfigure), 0, 0 },
 	{ "libvirt.lock_timeout", KEY_UINT,
 	    offsetof(struct conf, libvirt_lock_timeout), 0, 3600 },
+	{ "libvirt.log_dir", KEY_PATH,
+	    offsetof(struct conf, libvirt_log_dir), 0, 0 },
+	{ "suspect.window", KEY_UINT, offsetof(struct conf, suspect_window),
+	    1, 2592000 },
+	{ "suspect.verify_interval", KEY_UINT,
+	    offsetof(struct conf, suspect_verify_interval), 1, 86400 },
+	{ "suspect.on_unknown", KEY_BOOL,
+	    offsetof(struct conf, suspect_on_unknown), 0, 0 },
+	{ "suspect.placement", KEY_PLACEMENT,
+	    offsetof(struct conf, suspect_placement), 0, 0 },
 };
 
 void
@@ -113,6 +124,18 @@ conf_defaults(struct conf *c)
 	strcpy(c->qemu_state_dir, "/var/lib/libvirt/qemu");
 	c->libvirt_deconfigure = true;
 	c->libvirt_lock_timeout = 10;
+	strcpy(c->libvirt_log_dir, "/var/log/libvirt/qemu");
+	c->suspect_window = 600;
+	c->suspect_verify_interval = 30;
+	strcpy(c->suspect_placement, "auto");
+}
+
+bool
+conf_suspect_exclude(const struct conf *c)
+{
+	if (strcmp(c->suspect_placement, "auto") == 0)
+		return c->verify_command[0] != '\0';
+	return strcmp(c->suspect_placement, "exclude") == 0;
 }
 
 int
@@ -242,11 +265,14 @@ apply(struct conf *c, const char *name, const char *value, char *why,
 	else if (k->kind == KEY_FRACTION)
 		return apply_fraction(value, (double *)(void *)((char *)c +
 		    k->offset), why, whylen);
+	else if (k->kind == KEY_PLACEMENT && strcmp(value, "auto") != 0 &&
+	    strcmp(value, "last") != 0 && strcmp(value, "exclude") != 0)
+		bad = "invalid value (expected auto, last or exclude)";
 	else if (k->kind == KEY_STRING && !utf8_valid_str(value))
 		bad = "invalid value (not UTF-8)";
 	else if (k->kind == KEY_STRING && strlen(value) >= k->max)
 		bad = "invalid value (too long)";
-	else if (k->kind != KEY_STRING && *value != '/')
+	else if (k->kind == KEY_PATH && *value != '/')
 		bad = "invalid value (expected an absolute path)";
 	else if (strlen(value) >= PATH_MAX)
 		bad = "invalid value (path too long)";

@@ -41,7 +41,19 @@ struct conf {
 	char qemu_state_dir[PATH_MAX];	/* libvirt.qemu_state_dir */
 	bool libvirt_deconfigure;	/* libvirt.deconfigure */
 	unsigned libvirt_lock_timeout;	/* libvirt.lock_timeout, seconds */
+	char libvirt_log_dir[PATH_MAX];	/* libvirt.log_dir: NAME.log */
+	unsigned suspect_window;	/* suspect.window, seconds (7.3) */
+	unsigned suspect_verify_interval;	/* suspect.verify_interval */
+	bool suspect_on_unknown;	/* suspect.on_unknown */
+	char suspect_placement[8];	/* suspect.placement: auto, last
+					 * or exclude */
 };
+
+/*
+ * suspect.placement as it acts (SPEC.md 7.3): auto is exclude when a
+ * verify command is set, else last. True when suspects are excluded.
+ */
+bool conf_suspect_exclude(const struct conf *c);
 
 void conf_defaults(struct conf *c);
 

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "applybatch.h"
+#include "applysuspect.h"
 #include "healthrules.h"
 #include "jsonl.h"
 #include "store.h"
@@ -25,8 +26,8 @@ applybatch_tell(struct apply *ap, const struct apply_event *ev)
 		ap->conf->event(ap->conf->arg, ev);
 }
 
-static int
-file_key(const char *path, struct filekey *k)
+int
+applybatch_file_key(const char *path, struct filekey *k)
 {
 	struct stat st;
 
@@ -43,8 +44,8 @@ file_key(const char *path, struct filekey *k)
 	return 0;
 }
 
-static bool
-key_same(const struct filekey *a, const struct filekey *b)
+bool
+applybatch_key_same(const struct filekey *a, const struct filekey *b)
 {
 	if (a->missing || b->missing)
 		return a->missing == b->missing;
@@ -60,8 +61,8 @@ key_same(const struct filekey *a, const struct filekey *b)
  * so a key only proves the content unchanged once the file is older than
  * a tick or two: a younger one is simply loaded again.
  */
-static bool
-key_trusted(const struct filekey *k)
+bool
+applybatch_key_trusted(const struct filekey *k)
 {
 	struct timespec now;
 	long long age_ms;
@@ -109,15 +110,16 @@ claims_refresh(struct apply *ap)
 	struct store *s = ap->conf->s;
 	struct filekey before;
 
-	if (file_key(s->claims_path, &before) == 0 && ap->ccached &&
-	    key_same(&before, &ap->ckey) && key_trusted(&before))
+	if (applybatch_file_key(s->claims_path, &before) == 0 && ap->ccached &&
+	    applybatch_key_same(&before, &ap->ckey) &&
+	    applybatch_key_trusted(&before))
 		return;
 	claims_release(&ap->ccache);
 	ap->ccached = false;
 	if (claims_load(s, &ap->ccache) < 0)
 		return;
-	ap->ccached = file_key(s->claims_path, &ap->ckey) == 0 &&
-	    key_same(&before, &ap->ckey);
+	ap->ccached = applybatch_file_key(s->claims_path, &ap->ckey) == 0 &&
+	    applybatch_key_same(&before, &ap->ckey);
 }
 
 /* The claim of rep's very assignment when it has no ok_at yet, else NULL:
@@ -145,8 +147,9 @@ applybatch_refresh(struct apply *ap)
 	struct store *s = ap->conf->s;
 	struct filekey before;
 
-	if (file_key(s->health_path, &before) == 0 && ap->cached &&
-	    key_same(&before, &ap->key) && key_trusted(&before))
+	if (applybatch_file_key(s->health_path, &before) == 0 && ap->cached &&
+	    applybatch_key_same(&before, &ap->key) &&
+	    applybatch_key_trusted(&before))
 		return;
 	health_release(&ap->cache);
 	ap->cached = false;
@@ -155,9 +158,10 @@ applybatch_refresh(struct apply *ap)
 		return;
 	}
 	set_available(ap);
-	ap->cached = file_key(s->health_path, &ap->key) == 0 &&
-	    key_same(&before, &ap->key);
+	ap->cached = applybatch_file_key(s->health_path, &ap->key) == 0 &&
+	    applybatch_key_same(&before, &ap->key);
 	claims_refresh(ap);
+	applysuspect_refresh(ap);
 }
 
 static bool
@@ -190,7 +194,7 @@ applybatch_from_cache(struct apply *ap)
 		    health_failure_noop(&ap->cache, &it->rep) :
 		    health_success_noop(&ap->cache, &it->rep) &&
 		    ap->ccached && claim_wants_ok(&ap->ccache, &it->rep) ==
-		    NULL;
+		    NULL && !applysuspect_needs_lock(ap, it);
 		need |= !it->done;
 	}
 	return need;
@@ -357,7 +361,8 @@ static void
 keep_claims(struct apply *ap, struct claims *c)
 {
 	claims_release(&ap->ccache);
-	ap->ccached = file_key(ap->conf->s->claims_path, &ap->ckey) == 0;
+	ap->ccached = applybatch_file_key(ap->conf->s->claims_path,
+	    &ap->ckey) == 0;
 	ap->ccache = *c;
 	memset(c, 0, sizeof(*c));
 }
@@ -367,7 +372,8 @@ static void
 keep_cache(struct apply *ap, struct health *h)
 {
 	health_release(&ap->cache);
-	ap->cached = file_key(ap->conf->s->health_path, &ap->key) == 0;
+	ap->cached = applybatch_file_key(ap->conf->s->health_path,
+	    &ap->key) == 0;
 	ap->cache = *h;
 	memset(h, 0, sizeof(*h));
 }
@@ -378,11 +384,19 @@ locked_reports(struct apply *ap, struct health *h)
 {
 	struct store *s = ap->conf->s;
 	struct atomic_result res;
+	struct suspects d, gone = { 0 };
 	struct claims c;
-	bool ledger;
+	bool ledger, hchanged;
 
+	if (suspects_load(s, &d) < 0) {
+		applybatch_fail_pending(ap, "VF health state unavailable: ",
+		    s->why);
+		return;
+	}
 	ledger = claims_locked_load(ap, &c);
-	if (apply_reports(ap, h) && health_save(s, h, &res) < 0) {
+	hchanged = apply_reports(ap, h);
+	applysuspect_apply(ap, h, &d, &gone, &hchanged);
+	if (hchanged && health_save(s, h, &res) < 0) {
 		applybatch_tell(ap, &(struct apply_event){
 		    .kind = APPLY_EV_PERSIST,
 		    .step = res.step ? res.step : "", .error = s->why });
@@ -394,10 +408,13 @@ locked_reports(struct apply *ap, struct health *h)
 		if (ledger && claims_mark_ok(ap, &c))
 			keep_claims(ap, &c);
 		audit_quarantines(ap, h);
+		applysuspect_save(ap, &d, &gone);
 		set_available(ap);
 		keep_cache(ap, h);
 	}
 	claims_release(&c);
+	suspects_release(&d);
+	suspects_release(&gone);
 }
 
 /*

@@ -19,6 +19,7 @@
 #include "applyengine.h"
 #include "claims.h"
 #include "healthfile.h"
+#include "suspect.h"
 #include "healthrules.h"
 #include "jsonl.h"
 
@@ -30,6 +31,8 @@ struct item {
 	bool report;			/* a well-formed failed/ok line */
 	const char *error;		/* static or in errbuf */
 	const char *audit_error;	/* in errbuf: applied, not audited */
+	const char *unsuspect;		/* it ended its VF's suspicion:
+					   the cause, "ok" or "failure" */
 	char errbuf[160];
 	bool done;			/* answered from the cache */
 };
@@ -54,6 +57,9 @@ struct apply {
 					   ok_at (SPEC.md 7.3) */
 	struct filekey ckey;
 	bool ccached;
+	struct suspects scache;		/* the suspect VFs (applysuspect.h) */
+	struct filekey skey;
+	bool scached;
 	bool unavailable;		/* last load failed; why in reason */
 	bool persist_failed;
 	char reason[1024];
@@ -64,6 +70,12 @@ struct apply {
 	struct item items[APPLY_BATCH_MAX];
 	size_t n;
 };
+
+/* The identity of path (0; missing is a key too), its equality, and
+ * whether it is old enough to prove the content unchanged. */
+int applybatch_file_key(const char *path, struct filekey *k);
+bool applybatch_key_same(const struct filekey *a, const struct filekey *b);
+bool applybatch_key_trusted(const struct filekey *k);
 
 /* Tells ev to the event function, if there is one. */
 void applybatch_tell(struct apply *ap, const struct apply_event *ev);

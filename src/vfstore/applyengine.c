@@ -429,6 +429,7 @@ apply_free(struct apply *ap)
 		return;
 	health_release(&ap->cache);
 	claims_release(&ap->ccache);
+	suspects_release(&ap->scache);
 	jsonl_reader_release(&ap->r);
 	free(ap);
 }

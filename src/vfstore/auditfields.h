@@ -16,13 +16,18 @@
  *	reconcile	vf, instance_id, liveness, reason, deconfigured
  *	deconfigure	vf, reason
  *	edit		file, reason
+ *	suspect		vf, instance_id, assigned_at, ended, source
+ *	unsuspect	vf, instance_id, assigned_at, ended, source, cause
  *
  * "reason" is the operator's --reason (left out when none was given;
  * reconcile's is why the VMM is gone). "domain" is libvirt-hook's (its
  * release end, prog "libvirt-hook", has no reason); vfstore's release
  * has none. The release and reconcile lines have one writer,
  * claimlife_audit() (src/lib/claimlife.h), the same for every program
- * that ends a claim.
+ * that ends a claim. The suspect and unsuspect lines (SPEC.md 7.3) are
+ * written by suspect_audit() and suspect_audit_end() (src/lib/suspect.h),
+ * the same for every program; cause is "ok", "failure", "verify" or
+ * "clear".
  * "failures" is one array of the failures the VFs' records held (before
  * a quarantine or clear dropped them; after a report tallied the last),
  * each with its vf_address, instance_id, assigned_at and reported_at.

@@ -50,7 +50,8 @@ claimop_release(struct store *s, struct claims *cl,
 	struct claim *found = claims_find_instance(cl, instance);
 	struct claimlife_end end = { .command = "release",
 	    .instance_id = instance, .reason = w->reason,
-	    .deconfigured = deconfigure };
+	    .deconfigured = deconfigure, .how = w->how,
+	    .verdict = w->verdict };
 	struct atomic_result res = { 0 };
 
 	result_init(r, found != NULL ? found->vf : NULL);

@@ -18,6 +18,7 @@
 
 #include "claims.h"
 #include "store.h"
+#include "suspicion.h"
 
 enum claimop_status {
 	CLAIMOP_DONE,		/* released (durable) or deconfigured */
@@ -33,6 +34,9 @@ struct claimop_where {
 	const char *sysfs_root;
 	const char *proc_root;		/* PROC_ROOT/proc is /proc */
 	const char *reason;		/* --reason, audited; NULL: none */
+	const struct suspicion_how *how;	/* release: how it ended, or
+						 * NULL (claimlife_end) */
+	struct suspicion_verdict *verdict;
 };
 
 struct claimop {

@@ -4,9 +4,11 @@
  * (SPEC.md 4.2; the logic is claimrelease.c).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "claimrelease.h"
+#include "suspect.h"
 #include "claims.h"
 #include "log.h"
 #include "store.h"
@@ -103,13 +105,25 @@ claimop_refused(struct ctx *c, const struct claimop *r)
 /* Runs op (release or deconfigure) on the ledger under the exclusive
  * lock; its exit code, *r the result. */
 static int
-claimop_locked(struct ctx *c, bool release, struct claimop *r)
+claimop_locked(struct ctx *c, bool release, struct claimop *r,
+    struct suspicion_verdict *v)
 {
+	char source[STORE_STRING_MAX + 16];
+	struct suspicion_how how = { .ended = c->a.ended, .source = source,
+	    .window = c->conf.suspect_window,
+	    .on_unknown = c->conf.suspect_on_unknown,
+	    .threshold = c->conf.threshold };
 	struct claimop_where w = { .sysfs_root = c->conf.sysfs_root,
-	    .proc_root = c->a.proc_root, .reason = c->a.reason };
+	    .proc_root = c->a.proc_root, .reason = c->a.reason,
+	    .how = &how, .verdict = v };
 	struct claims cl;
 	int rc;
 
+	/* The reporter and its evidence (SPEC.md 7.3): the operator's
+	 * --reason, when given, is vfstore's evidence. */
+	snprintf(source, sizeof(source), "vfstore%s%.256s",
+	    c->a.reason != NULL ? ": " : "",
+	    c->a.reason != NULL ? c->a.reason : "");
 	if ((rc = open_claims(c, true, &cl)) != 0)
 		return rc;
 	if (release)
@@ -123,25 +137,52 @@ claimop_locked(struct ctx *c, bool release, struct claimop *r)
 	return rc;
 }
 
+/* A suspicion that could not be decided: the release stands, the
+ * command exits 74 (as for a failed audit line). */
+static void
+verdict_failed(struct ctx *c, const struct claimop *r,
+    const struct suspicion_verdict *v)
+{
+	if (v->err == 0)
+		return;
+	log_msg(LVL_ERROR, "cannot decide whether the VF is suspect",
+	    "{s:s, s:s}", "vf", r->vf, "error", v->why != NULL &&
+	    v->why[0] != '\0' ? v->why : strerror(v->err));
+	c->audit_failed = true;
+}
+
 int
 cmd_release(struct ctx *c)
 {
+	struct suspicion_verdict v = { 0 };
 	struct claimop r;
 	int rc;
 
+	if (c->a.ended == NULL)
+		c->a.ended = "unknown";
+	if (!suspect_ended_valid(c->a.ended))
+		cli_usage_error(&c->cli, "release: --ended takes clean, "
+		    "unclean or unknown");
 	if (c->a.proc_root == NULL)
 		c->a.proc_root = "/";
-	if ((rc = claimop_locked(c, true, &r)) != 0)
+	if ((rc = claimop_locked(c, true, &r, &v)) != 0)
 		return rc;
 	if (r.status == CLAIMOP_NO_CLAIM)
-		return emit(json_pack("{s:s, s:b}", "instance_id",
-		    c->a.instance, "released", 0));
-	log_msg(LVL_INFO, "released VF claim", "{s:s, s:s, s:s*}", "vf",
-	    r.vf, "instance_id", c->a.instance, "reason", c->a.reason);
+		return emit(json_pack("{s:s, s:b, s:s, s:b}", "instance_id",
+		    c->a.instance, "released", 0, "ended", c->a.ended,
+		    "suspect", 0));
+	log_msg(v.suspect ? LVL_WARN : LVL_INFO, v.quarantined ?
+	    "released VF claim; a second suspicion quarantined the VF" :
+	    v.suspect ? "released VF claim; the VF is suspect" :
+	    "released VF claim", "{s:s, s:s, s:s, s:s*}", "vf", r.vf,
+	    "instance_id", c->a.instance, "ended", c->a.ended, "reason",
+	    c->a.reason);
 	audited(c, r.audit_err, "vf", r.vf);
-	return emit(json_pack("{s:s, s:s, s:b, s:b}", "instance_id",
-	    c->a.instance, "vf_address", r.vf, "released", 1,
-	    "deconfigured", c->a.deconfigure));
+	verdict_failed(c, &r, &v);
+	return emit(json_pack("{s:s, s:s, s:b, s:b, s:s, s:b}",
+	    "instance_id", c->a.instance, "vf_address", r.vf, "released", 1,
+	    "deconfigured", c->a.deconfigure, "ended", c->a.ended,
+	    "suspect", v.suspect));
 }
 
 /*
@@ -163,7 +204,7 @@ cmd_deconfigure(struct ctx *c)
 		    c->conf.sysfs_root);
 		return EX_DATAERR;
 	}
-	if ((rc = claimop_locked(c, false, &r)) != 0)
+	if ((rc = claimop_locked(c, false, &r, NULL)) != 0)
 		return rc;
 	log_msg(LVL_INFO, "deconfigured VF", "{s:s, s:s*}", "vf", c->a.vf,
 	    "reason", c->a.reason);

@@ -17,6 +17,7 @@
 #include "sysfs.h"
 #include "quarantine.h"
 #include "healthfile.h"
+#include "suspect.h"
 
 #include "vfstore.h"
 
@@ -92,6 +93,7 @@ run_vfops(struct ctx *c, struct health *h, bool quarantine,
 static int
 mutate_vfs(struct ctx *c, bool quarantine, bool *any)
 {
+	struct suspects sus = { 0 };
 	bool *changed = NULL;
 	struct vf_list l;
 	struct health h;
@@ -108,9 +110,18 @@ mutate_vfs(struct ctx *c, bool quarantine, bool *any)
 		l.n = 0;
 	if (rc == 0 && (changed = calloc(l.n + 1, sizeof(*changed))) == NULL)
 		rc = EX_OSERR;
+	/* A clear ends suspicions too (SPEC.md 7.3); their file is loaded
+	 * first, so one that does not load changes nothing (69). */
+	if (rc == 0 && !quarantine)
+		rc = suspectcmd_load(c, &sus);
 	if (rc == 0)
 		rc = run_vfops(c, &h, quarantine, &l, changed, any);
+	if (rc == 0 && !quarantine)
+		rc = suspectcmd_clear(c, &sus, &l, changed);
+	for (i = 0; i < l.n && rc == 0; i++)
+		*any |= changed[i];
 	store_unlock(&c->s);
+	suspects_release(&sus);
 	for (i = 0; i < l.n && rc == 0; i++)
 		rc = emit(vfops_json(&h, quarantine, l.v[i], changed[i]));
 	health_release(&h);

@@ -16,6 +16,7 @@
 #include "healthfile.h"
 #include "jsonl.h"
 #include "log.h"
+#include "suspect.h"
 
 #include "vfstore.h"
 
@@ -24,6 +25,7 @@ struct why {
 	char vf[VF_ADDR_LEN + 1];
 	const struct vf_record *rec;	/* borrowed; NULL when none */
 	const struct drain *drain;	/* borrowed; NULL when not drained */
+	const struct suspect *sus;	/* borrowed; NULL when not suspect */
 	char *reason;			/* the last operator quarantine's */
 	char *nvrm;			/* the last quarantining report's */
 };
@@ -31,6 +33,7 @@ struct why {
 struct show {
 	struct health h;
 	struct drains d;
+	struct suspects sus;
 	struct why *w;			/* sorted by vf */
 	size_t n;
 };
@@ -47,29 +50,37 @@ show_add(struct show *sh, const char *vf)
 	memcpy(w->vf, vf, VF_ADDR_LEN + 1);
 	w->rec = health_find(&sh->h, vf);
 	w->drain = drains_find(&sh->d, vf);
+	w->sus = suspects_find(&sh->sus, vf);
 }
 
-/* The VFs to show, in address order: all, or only (not NULL). */
+static int
+addr_cmp(const void *x, const void *y)
+{
+	return strcmp(x, y);
+}
+
+/* The VFs to show, in address order: all, or only (not NULL): those with
+ * a record, a drain or a suspicion. */
 static int
 show_list(struct show *sh, const char *only)
 {
-	size_t i = 0, j = 0;
-	int c;
+	size_t i, n = 0, max = sh->h.n + sh->d.n + sh->sus.n;
+	char (*a)[VF_ADDR_LEN + 1];
 
-	if ((sh->w = calloc(sh->h.n + sh->d.n + 1, sizeof(*sh->w))) == NULL)
+	if ((sh->w = calloc(max + 1, sizeof(*sh->w))) == NULL ||
+	    (a = calloc(max + 1, sizeof(*a))) == NULL)
 		return -1;
-	while (i < sh->h.n || j < sh->d.n) {
-		c = i == sh->h.n ? 1 : j == sh->d.n ? -1 :
-		    strcmp(sh->h.recs[i].vf, sh->d.v[j].vf);
-		if (c <= 0 && (only == NULL ||
-		    strcmp(only, sh->h.recs[i].vf) == 0))
-			show_add(sh, sh->h.recs[i].vf);
-		if (c >= 0 && (only == NULL ||
-		    strcmp(only, sh->d.v[j].vf) == 0))
-			show_add(sh, sh->d.v[j].vf);
-		i += c <= 0;
-		j += c >= 0;
-	}
+	for (i = 0; i < sh->h.n; i++)
+		memcpy(a[n++], sh->h.recs[i].vf, VF_ADDR_LEN + 1);
+	for (i = 0; i < sh->d.n; i++)
+		memcpy(a[n++], sh->d.v[i].vf, VF_ADDR_LEN + 1);
+	for (i = 0; i < sh->sus.n; i++)
+		memcpy(a[n++], sh->sus.v[i].vf, VF_ADDR_LEN + 1);
+	qsort(a, n, sizeof(*a), addr_cmp);
+	for (i = 0; i < n; i++)
+		if (only == NULL || strcmp(only, a[i]) == 0)
+			show_add(sh, a[i]);
+	free(a);
 	return 0;
 }
 
@@ -162,7 +173,18 @@ why_failures(FILE *f, const struct why *w)
 		fputs("); no NVRM line in the audit log", f);
 }
 
-/* "why" of an out VF, a new string; NULL when it is not out. */
+/* The suspicion part: "suspect: assignment of i-1 ended unclean at T
+ * (libvirt-hook: reason=crashed) before its guest said OK". */
+static void
+why_suspect(FILE *f, const struct suspect *sp, bool more)
+{
+	fprintf(f, "%ssuspect: assignment of %s ended %s at %s (%s) before "
+	    "its guest said OK", more ? "; " : "", sp->instance_id,
+	    sp->ended, sp->ended_at, sp->source[0] != '\0' ? sp->source :
+	    "no source");
+}
+
+/* "why" of an out or suspect VF, a new string; NULL when neither. */
 static char *
 why_text(const struct why *w)
 {
@@ -171,7 +193,7 @@ why_text(const struct why *w)
 	size_t len;
 	FILE *f;
 
-	if (!q && w->drain == NULL)
+	if (!q && w->drain == NULL && w->sus == NULL)
 		return NULL;
 	if ((f = open_memstream(&s, &len)) == NULL)
 		return NULL;
@@ -184,6 +206,8 @@ why_text(const struct why *w)
 		fprintf(f, "quarantined by operator%s%s",
 		    w->reason != NULL && w->reason[0] != '\0' ? ": " : "",
 		    w->reason != NULL ? w->reason : "");
+	if (w->sus != NULL)
+		why_suspect(f, w->sus, q || w->drain != NULL);
 	if (fclose(f) != 0) {
 		free(s);
 		return NULL;
@@ -191,7 +215,17 @@ why_text(const struct why *w)
 	return s;
 }
 
-/* The line of w: the record (or a drained VF's own), drain and why. */
+/* The suspicion as its file holds it, less the address. New ref. */
+static json_t *
+suspect_json(const struct suspect *sp)
+{
+	return json_pack("{s:s, s:s, s:s, s:s, s:s}", "instance_id",
+	    sp->instance_id, "assigned_at", sp->assigned_at, "ended_at",
+	    sp->ended_at, "ended", sp->ended, "source", sp->source);
+}
+
+/* The line of w: the record (or a drained or suspect VF's own), drain,
+ * suspicion and why. */
 static json_t *
 show_json(const struct why *w)
 {
@@ -203,6 +237,9 @@ show_json(const struct why *w)
 	    (json_object_set_new(o, "drained", json_true()) < 0 ||
 	    json_object_set_new(o, "drained_at",
 	    json_string(w->drain->drained_at)) < 0))
+		o = (json_decref(o), NULL);
+	if (o != NULL && w->sus != NULL && json_object_set_new(o, "suspect",
+	    suspect_json(w->sus)) < 0)
 		o = (json_decref(o), NULL);
 	if (o != NULL && why != NULL &&
 	    json_object_set_new(o, "why", json_string(why)) < 0)
@@ -223,6 +260,7 @@ show_release(struct show *sh)
 	free(sh->w);
 	health_release(&sh->h);
 	drains_release(&sh->d);
+	suspects_release(&sh->sus);
 }
 
 /* Loads both files under the shared lock, then reads the audit log. */
@@ -234,7 +272,8 @@ show_load(struct ctx *c, struct show *sh)
 
 	if ((rc = open_health(c, false, &sh->h, NULL)) != 0)
 		return rc;
-	rc = load_drains(c, &sh->d);
+	if ((rc = load_drains(c, &sh->d)) == 0)
+		rc = suspectcmd_load(c, &sh->sus);
 	store_unlock(&c->s);
 	if (rc != 0)
 		return rc;

@@ -37,6 +37,7 @@ struct args {
 	const char *interval;		/* reconcile --interval, unparsed */
 	const char *grace;
 	const char *limit;		/* history --limit, unparsed */
+	const char *ended;		/* release --ended, unchecked */
 	bool deconfigure;
 	bool force;			/* quarantine a VF sysfs lacks */
 	bool once;
@@ -99,6 +100,14 @@ struct drains;
 int load_drains(struct ctx *c, struct drains *d);
 int cmd_drain(struct ctx *c);
 int cmd_undrain(struct ctx *c);
+
+/* suspectcmd.c: suspectcmd_load() with the lock held (69 when the file
+ * does not load); suspectcmd_clear() ends the suspicions of the VFs of l
+ * (changed[i] set for each), saves and audits them: an exit code. */
+struct suspects;
+int suspectcmd_load(struct ctx *c, struct suspects *d);
+int suspectcmd_clear(struct ctx *c, struct suspects *d,
+    const struct vf_list *l, bool *changed);
 
 /* show.c */
 int cmd_show(struct ctx *c);

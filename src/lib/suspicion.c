@@ -1,0 +1,232 @@
+/*
+ * suspicion.c - the suspicion rule of SPEC.md 7.3 (suspicion.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "auditlog.h"
+#include "guestproto.h"
+#include "healthfile.h"
+#include "healthrules.h"
+#include "io.h"
+#include "suspect.h"
+#include "suspicion.h"
+#include "timefmt.h"
+
+#define CONSOLE_LINE_MAX (64 * 1024)	/* as sentinel-poll's tail */
+
+static bool
+given(const char *s)
+{
+	return s != NULL && s[0] != '\0';
+}
+
+int
+suspicion_case_init(struct suspicion_case *sc, const struct claim *cl)
+{
+	memset(sc, 0, sizeof(*sc));
+	if (cl == NULL)
+		return 0;
+	memcpy(sc->vf, cl->vf, sizeof(sc->vf));
+	sc->ok = cl->ok_at != NULL;
+	sc->provable = given(cl->vsock) || given(cl->app_log);
+	sc->instance_id = strdup(cl->instance_id);
+	sc->claimed_at = strdup(cl->claimed_at);
+	sc->app_log = given(cl->app_log) ? strdup(cl->app_log) : NULL;
+	if (sc->instance_id != NULL && sc->claimed_at != NULL &&
+	    (sc->app_log != NULL || !given(cl->app_log)))
+		return 0;
+	suspicion_case_release(sc);
+	errno = ENOMEM;
+	return -1;
+}
+
+void
+suspicion_case_release(struct suspicion_case *sc)
+{
+	free(sc->instance_id);
+	free(sc->claimed_at);
+	free(sc->app_log);
+	memset(sc, 0, sizeof(*sc));
+}
+
+/*
+ * True when the console log holds an OK marker: a console log belongs to
+ * one assignment (sentinel-poll archives it at start; libvirt truncates
+ * it), so any OK in it is this assignment's, also one the sentinel had
+ * not read yet when the VMM ended. A log that cannot be read proves
+ * nothing.
+ */
+static bool
+console_says_ok(const char *path)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	bool ok = false;
+	FILE *f = NULL;
+	int fd;
+
+	if (path == NULL || (fd = io_open_regular(path, O_RDONLY, 0)) < 0)
+		return false;
+	if ((f = fdopen(fd, "re")) == NULL) {
+		close(fd);
+		return false;
+	}
+	while (!ok && (n = getline(&line, &cap, f)) > 0)
+		ok = n <= CONSOLE_LINE_MAX && guest_marker_match(line,
+		    (size_t)n, NULL, NULL) == GUEST_MARKER_OK;
+	free(line);
+	fclose(f);
+	return ok;
+}
+
+/* True when the assignment lasted at most window seconds until now. */
+static bool
+within_window(const char *claimed_at, unsigned window,
+    const struct timespec *now)
+{
+	struct timespec at;
+
+	if (timefmt_parse(claimed_at, &at) < 0)
+		return false;
+	return now->tv_sec - at.tv_sec <= (time_t)window;
+}
+
+/* The rule's conditions that need no store. */
+static bool
+may_suspect(const struct suspicion_case *sc, const struct suspicion_how *how,
+    const struct timespec *now)
+{
+	const char *ended = how->ended != NULL ? how->ended : "unknown";
+
+	if (sc->vf[0] == '\0' || sc->ok || !sc->provable)
+		return false;
+	if (strcmp(ended, "unclean") != 0 &&
+	    !(strcmp(ended, "unknown") == 0 && how->on_unknown))
+		return false;
+	return within_window(sc->claimed_at, how->window, now) &&
+	    !console_says_ok(sc->app_log);
+}
+
+/* True when h holds a failure of this very assignment, or the VF is
+ * quarantined already (a suspicion would add nothing). */
+static bool
+failure_known(const struct health *h, const struct suspicion_case *sc)
+{
+	const struct vf_record *r = health_find(h, sc->vf);
+	size_t i;
+
+	if (r == NULL)
+		return false;
+	if (health_vf_quarantined(h, sc->vf))
+		return true;
+	for (i = 0; i < r->nfailures; i++)
+		if (strcmp(r->failures[i].instance_id, sc->instance_id) == 0 &&
+		    strcmp(r->failures[i].assigned_at, sc->claimed_at) == 0)
+			return true;
+	return false;
+}
+
+static void
+failed(struct suspicion_verdict *v, struct store *s)
+{
+	v->err = errno != 0 ? errno : EIO;
+	v->why = s->why;
+}
+
+/* A second suspicion: the VF quarantined, saved, audited with both. */
+static void
+quarantine_second(struct store *s, struct health *h,
+    const struct suspect *first, const struct suspect *sp,
+    struct suspicion_verdict *v)
+{
+	struct audit_event ev = { .command = "quarantine", .vf = sp->vf,
+	    .reason = "a second suspicion from another assignment" };
+	struct atomic_result res;
+	bool changed = false;
+	json_t *extra;
+
+	if (health_quarantine(h, sp->vf, &changed) < 0 ||
+	    health_save(s, h, &res) < 0) {
+		failed(v, s);
+		return;
+	}
+	v->suspect = v->quarantined = true;
+	extra = json_pack("{s:s, s:s, s:s, s:s}", "instance_id",
+	    sp->instance_id, "assigned_at", sp->assigned_at, "source",
+	    sp->source, "suspected_before", first->instance_id);
+	ev.extra = extra;
+	if (suspect_audit(s->dir, sp) < 0 || extra == NULL ||
+	    audit_append(s->dir, &ev) < 0)
+		failed(v, s);
+	json_decref(extra);
+}
+
+/* Records sp (or quarantines on a second suspicion), given h and d. */
+static void
+record(struct store *s, struct health *h, struct suspects *d,
+    const struct suspect *sp, struct suspicion_verdict *v)
+{
+	const struct suspect *first = suspects_find(d, sp->vf);
+	struct atomic_result res;
+	bool changed = false;
+
+	if (first != NULL && (strcmp(first->instance_id, sp->instance_id) !=
+	    0 || strcmp(first->assigned_at, sp->assigned_at) != 0)) {
+		quarantine_second(s, h, first, sp, v);
+		return;
+	}
+	if (first != NULL) {
+		v->suspect = true;
+		return;
+	}
+	if (suspects_add(d, sp, &changed) < 0 ||
+	    suspects_save(s, d, &res) < 0) {
+		failed(v, s);
+		return;
+	}
+	v->suspect = true;
+	if (suspect_audit(s->dir, sp) < 0)
+		failed(v, s);
+}
+
+void
+suspicion_decide(struct store *s, const struct suspicion_case *sc,
+    const struct suspicion_how *how, struct suspicion_verdict *v)
+{
+	char ended_at[TIMEFMT_MAX];
+	struct suspects d = { 0 };
+	struct health h = { 0 };
+	struct timespec now;
+	struct suspect sp = { 0 };
+
+	memset(v, 0, sizeof(*v));
+	timefmt_now(&now);
+	if (!may_suspect(sc, how, &now) ||
+	    timefmt_format(&now, ended_at, sizeof(ended_at)) < 0)
+		return;
+	errno = 0;
+	if (health_load(s, &h, how->threshold) < 0) {
+		failed(v, s);
+		return;
+	}
+	if (!failure_known(&h, sc) && suspects_load(s, &d) < 0)
+		failed(v, s);
+	else if (!failure_known(&h, sc)) {
+		memcpy(sp.vf, sc->vf, sizeof(sp.vf));
+		sp.instance_id = sc->instance_id;
+		sp.assigned_at = sc->claimed_at;
+		sp.ended_at = ended_at;
+		sp.ended = (char *)(how->ended != NULL ? how->ended :
+		    "unknown");
+		sp.source = (char *)(how->source != NULL ? how->source : "");
+		record(s, &h, &d, &sp, v);
+	}
+	suspects_release(&d);
+	health_release(&h);
+}
