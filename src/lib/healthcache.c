@@ -47,7 +47,7 @@ open_failures(const struct vf_record *r)
 }
 
 void
-healthseal_of(struct healthseal *seal, const char *text, size_t len,
+healthcache_of(struct healthseal *seal, const char *text, size_t len,
     const struct health *h)
 {
 	size_t i, n;
@@ -61,7 +61,7 @@ healthseal_of(struct healthseal *seal, const char *text, size_t len,
 }
 
 void
-healthseal_update(struct healthseal *seal, const char *text, size_t len,
+healthcache_update(struct healthseal *seal, const char *text, size_t len,
     const struct vf_record *r)
 {
 	seal->size = len;
@@ -130,7 +130,7 @@ create(const char *dir, const char *path, const char *line, size_t n)
 }
 
 int
-healthseal_write(const char *dir, const struct healthseal *seal)
+healthcache_write(const char *dir, const struct healthseal *seal)
 {
 	char path[PATH_MAX], line[SEAL_MAX];
 	int n;
@@ -149,7 +149,7 @@ healthseal_write(const char *dir, const struct healthseal *seal)
 }
 
 bool
-healthseal_matches(const char *dir, const char *text, size_t len,
+healthcache_matches(const char *dir, const char *text, size_t len,
     struct healthseal *seal)
 {
 	char path[PATH_MAX], again[SEAL_MAX], *line;

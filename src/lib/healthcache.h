@@ -33,19 +33,19 @@ struct healthseal {
 };
 
 /* What a save has to know about the text it wrote. */
-void healthseal_of(struct healthseal *seal, const char *text, size_t len,
+void healthcache_of(struct healthseal *seal, const char *text, size_t len,
     const struct health *h);
 
 /* The seal of text after one record changed to r (NULL: removed): its
  * size and hash, and open_max raised to r's open failures. */
-void healthseal_update(struct healthseal *seal, const char *text,
+void healthcache_update(struct healthseal *seal, const char *text,
     size_t len, const struct vf_record *r);
 
 /* Writes DIR/HEALTHSEAL_FILE (rename, no fsync). 0 or -1/errno. */
-int healthseal_write(const char *dir, const struct healthseal *seal);
+int healthcache_write(const char *dir, const struct healthseal *seal);
 
 /* True when DIR's seal describes text (len bytes). */
-bool healthseal_matches(const char *dir, const char *text, size_t len,
+bool healthcache_matches(const char *dir, const char *text, size_t len,
     struct healthseal *seal);
 
 #endif

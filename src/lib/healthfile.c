@@ -500,10 +500,10 @@ health_save(struct store *s, const struct health *h,
 	char *text;
 
 	if ((text = health_dump(h, &len)) != NULL)
-		healthseal_of(&seal, text, len, h);
+		healthcache_of(&seal, text, len, h);
 	if (store_save_text(s, s->health_path, text, len, HEALTH_NOUN,
 	    res) < 0)
 		return -1;
-	(void)healthseal_write(s->dir, &seal);
+	(void)healthcache_write(s->dir, &seal);
 	return 0;
 }

@@ -82,10 +82,10 @@ int
 load_health(struct ctx *c, struct health *h, struct health_view *v)
 {
 	if (v == NULL ? health_load(&c->s, h, c->conf.threshold) == 0 :
-	    health_load_vf(&c->s, h, c->conf.threshold, c->a.vf, v) == 0)
+	    healthview_load_vf(&c->s, h, c->conf.threshold, c->a.vf, v) == 0)
 		return 0;
 	if (v != NULL)
-		health_view_release(v);
+		healthview_release(v);
 	cli_die_nomem(&c->s);
 	log_msg(LVL_ERROR, "VF health state unavailable", "{s:s}", "error",
 	    c->s.why);
@@ -133,7 +133,7 @@ save_health(struct ctx *c, const struct health *h,
 {
 	struct atomic_result res;
 
-	if ((v != NULL ? health_view_save(&c->s, v, h, &res) :
+	if ((v != NULL ? healthview_save(&c->s, v, h, &res) :
 	    health_save(&c->s, h, &res)) == 0)
 		return 0;
 	log_msg(LVL_ERROR, "cannot persist VF health state", "{s:s, s:s}",

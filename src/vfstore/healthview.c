@@ -115,7 +115,7 @@ splice_remove(struct obuf *b, const char *text, size_t len, size_t start,
 }
 
 char *
-healthseal_splice(const char *text, size_t len, const char *vf,
+healthview_splice(const char *text, size_t len, const char *vf,
     const struct vf_record *r, size_t *outlen)
 {
 	struct obuf b = { 0 };
@@ -172,7 +172,7 @@ parse_full(struct store *s, struct health_view *v, struct health *h,
 }
 
 int
-health_load_vf(struct store *s, struct health *h, unsigned threshold,
+healthview_load_vf(struct store *s, struct health *h, unsigned threshold,
     const char *vf, struct health_view *v)
 {
 	int rc;
@@ -187,7 +187,7 @@ health_load_vf(struct store *s, struct health *h, unsigned threshold,
 		return rc;
 	}
 	if (strlen(vf) == VF_ADDR_LEN &&
-	    healthseal_matches(s->dir, v->text, v->len, &v->seal) &&
+	    healthcache_matches(s->dir, v->text, v->len, &v->seal) &&
 	    threshold > v->seal.open_max) {
 		memcpy(v->vf, vf, VF_ADDR_LEN + 1);
 		if (parse_one(v, h, s->why, sizeof(s->why)) == 0) {
@@ -200,7 +200,7 @@ health_load_vf(struct store *s, struct health *h, unsigned threshold,
 }
 
 int
-health_view_full(struct store *s, struct health_view *v, struct health *h)
+healthview_full(struct store *s, struct health_view *v, struct health *h)
 {
 	unsigned threshold = h->threshold;
 
@@ -212,7 +212,7 @@ health_view_full(struct store *s, struct health_view *v, struct health *h)
 }
 
 int
-health_view_save(struct store *s, const struct health_view *v,
+healthview_save(struct store *s, const struct health_view *v,
     const struct health *h, struct atomic_result *res)
 {
 	const struct vf_record *r = health_find(h, v->vf);
@@ -227,18 +227,18 @@ health_view_save(struct store *s, const struct health_view *v,
 		errno = EINVAL;
 		return -1;
 	}
-	text = healthseal_splice(v->text, v->len, v->vf, r, &len);
+	text = healthview_splice(v->text, v->len, v->vf, r, &len);
 	if (text != NULL)
-		healthseal_update(&seal, text, len, r);
+		healthcache_update(&seal, text, len, r);
 	if (store_save_text(s, s->health_path, text, len, HEALTH_NOUN,
 	    res) < 0)
 		return -1;
-	(void)healthseal_write(s->dir, &seal);
+	(void)healthcache_write(s->dir, &seal);
 	return 0;
 }
 
 void
-health_view_release(struct health_view *v)
+healthview_release(struct health_view *v)
 {
 	free(v->text);
 	v->text = NULL;

@@ -21,7 +21,7 @@
  * other text gives some text, read within its len bytes). New buffer
  * (*outlen bytes) the caller frees; NULL with errno.
  */
-char *healthseal_splice(const char *text, size_t len, const char *vf,
+char *healthview_splice(const char *text, size_t len, const char *vf,
     const struct vf_record *r, size_t *outlen);
 
 struct health_view {
@@ -39,17 +39,17 @@ struct health_view {
  * (v->partial); otherwise the whole store, as health_load(). -1 as
  * health_load().
  */
-int health_load_vf(struct store *s, struct health *h, unsigned threshold,
+int healthview_load_vf(struct store *s, struct health *h, unsigned threshold,
     const char *vf, struct health_view *v);
 
 /* Turns a partial view into the whole store (h replaced). -1 as above. */
-int health_view_full(struct store *s, struct health_view *v,
+int healthview_full(struct store *s, struct health_view *v,
     struct health *h);
 
-/* health_save() of h loaded by health_load_vf(). */
-int health_view_save(struct store *s, const struct health_view *v,
+/* health_save() of h loaded by healthview_load_vf(). */
+int healthview_save(struct store *s, const struct health_view *v,
     const struct health *h, struct atomic_result *res);
 
-void health_view_release(struct health_view *v);
+void healthview_release(struct health_view *v);
 
 #endif

@@ -58,7 +58,7 @@ change_report(struct ctx *c, bool failure, struct health_report *rep)
 		    rep->vf);
 	store_unlock(&c->s);
 	health_release(&h);
-	health_view_release(&v);
+	healthview_release(&v);
 	return rc;
 }
 
@@ -84,7 +84,7 @@ run_report(struct ctx *c, bool failure, struct health_report *rep)
 		return rc;
 	noop = health_success_noop(&h, rep);
 	health_release(&h);
-	health_view_release(&v);
+	healthview_release(&v);
 	return noop ? 0 : change_report(c, failure, rep);
 }
 

@@ -6,7 +6,7 @@
  * - health_dump() succeeds, its text loads again, and dumping that gives
  *   the same bytes (a store vfsentinel loaded can always be saved and
  *   reloaded unchanged: no mutation can turn a good store unavailable).
- * - in that dump, replacing a record by itself (healthseal_splice) gives
+ * - in that dump, replacing a record by itself (healthview_splice) gives
  *   the same bytes, and removing it then putting it back too; the text
  *   without it loads, one record shorter;
  * - a splice of the raw input, whatever it is, stays within its bytes.
@@ -64,15 +64,15 @@ check_splice_one(const struct health *h, size_t i, const char *text,
 	size_t n1, n2, n3;
 	struct health less;
 
-	same = healthseal_splice(text, len, r->vf, r, &n1);
+	same = healthview_splice(text, len, r->vf, r, &n1);
 	fuzz_require(same != NULL && n1 == len && memcmp(same, text, len) == 0,
 	    T, "a record spliced over itself changed the text");
-	without = healthseal_splice(text, len, r->vf, NULL, &n2);
+	without = healthview_splice(text, len, r->vf, NULL, &n2);
 	fuzz_require(without != NULL, T, "cannot splice a record out");
 	fuzz_require(health_parse(without, n2, &less, why, sizeof(why)) == 0 &&
 	    less.n == h->n - 1, T, "the text without a record does not load");
 	health_release(&less);
-	back = healthseal_splice(without, n2, r->vf, r, &n3);
+	back = healthview_splice(without, n2, r->vf, r, &n3);
 	fuzz_require(back != NULL && n3 == len && memcmp(back, text, len) == 0,
 	    T, "a record spliced out and back in changed the text");
 	free(same);
@@ -100,9 +100,9 @@ check_raw_splice(const uint8_t *data, size_t size)
 	char *out;
 	size_t n;
 
-	out = healthseal_splice((const char *)data, size, r.vf, &r, &n);
+	out = healthview_splice((const char *)data, size, r.vf, &r, &n);
 	free(out);
-	out = healthseal_splice((const char *)data, size, r.vf, NULL, &n);
+	out = healthview_splice((const char *)data, size, r.vf, NULL, &n);
 	free(out);
 }
 

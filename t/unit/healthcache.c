@@ -112,7 +112,7 @@ splice_case(unsigned seed, bool *was_empty)
 	r = NULL;
 	if (!remove)
 		gen_record(r = health_record_get(&want, vf));
-	got = healthseal_splice(before, blen, vf, remove ? NULL :
+	got = healthview_splice(before, blen, vf, remove ? NULL :
 	    health_find(&want, vf), &glen);
 	expect = health_dump(&want, &elen);
 	same = got != NULL && expect != NULL && glen == elen &&
@@ -175,20 +175,20 @@ test_view(void)
 	struct store s;
 
 	make_store(&s, 7);
-	ok(health_load_vf(&s, &h, 1000, rep.vf, &v) == 0 && v.partial &&
+	ok(healthview_load_vf(&s, &h, 1000, rep.vf, &v) == 0 && v.partial &&
 	    h.n <= 1, "a sealed file gives the one-record view");
 	ok(health_report_failure(&h, &rep) == 0 && rep.changed &&
-	    health_view_save(&s, &v, &h, &res) == 0, "a report saves through "
+	    healthview_save(&s, &v, &h, &res) == 0, "a report saves through "
 	    "the view");
-	health_view_release(&v);
+	healthview_release(&v);
 	health_release(&h);
 	ok(health_load(&s, &full, 1000) == 0 && health_find(&full, rep.vf) &&
 	    health_find(&full, rep.vf)->nfailures >= 1, "the full load reads "
 	    "the spliced file");
 	health_release(&full);
-	ok(health_load_vf(&s, &h, 1000, rep.vf, &v) == 0 && v.partial,
+	ok(healthview_load_vf(&s, &h, 1000, rep.vf, &v) == 0 && v.partial,
 	    "the spliced file is sealed again");
-	health_view_release(&v);
+	healthview_release(&v);
 	health_release(&h);
 }
 
@@ -202,18 +202,18 @@ test_fallbacks(void)
 	FILE *f;
 
 	make_store(&s, 11);
-	ok(health_load_vf(&s, &h, 1, pool[0], &v) == 0 && !v.partial,
+	ok(healthview_load_vf(&s, &h, 1, pool[0], &v) == 0 && !v.partial,
 	    "threshold 1 could quarantine another record: the full load");
-	health_view_release(&v);
+	healthview_release(&v);
 	health_release(&h);
 	snprintf(path, sizeof(path), "%s/gpu/vf-health.json", dir);
 	f = fopen(path, "a");
 	fputs("x", f);
 	fclose(f);
-	ok(health_load_vf(&s, &h, 1000, pool[0], &v) == -1 &&
+	ok(healthview_load_vf(&s, &h, 1000, pool[0], &v) == -1 &&
 	    strstr(s.why, "unmarshal") != NULL, "a file changed after its "
 	    "seal fails closed in the full load: %s", s.why);
-	health_view_release(&v);
+	healthview_release(&v);
 }
 
 int
