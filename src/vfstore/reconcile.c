@@ -25,7 +25,7 @@ static void
 reconcile_log(const struct reconcile_claim *r, bool dry_run)
 {
 	const char *msg;
-	enum log_level lvl = reconcile_claim_msg(r, dry_run, &msg);
+	enum log_level lvl = reconcileengine_claim_msg(r, dry_run, &msg);
 
 	if (r->released)
 		log_msg(lvl, msg, "{s:s, s:s, s:s, s:b}", "vf", r->vf,
@@ -85,7 +85,7 @@ reconcile_once(struct ctx *c, const struct reconcile_conf *conf,
 	size_t i;
 	int rc;
 
-	(void)reconcile_run(conf, &p);
+	(void)reconcileengine_run(conf, &p);
 	rc = reconcile_status(&p, &c->s);
 	t->uncertain += p.uncertain;
 	t->released += p.released;
@@ -97,13 +97,13 @@ reconcile_once(struct ctx *c, const struct reconcile_conf *conf,
 			    "instance_id", p.v[i].instance_id, "file",
 			    AUDIT_FILE, "error", strerror(p.v[i].audit_err));
 		if (p.v[i].examined && *out == 0)
-			*out = emit(reconcile_claim_json(&p.v[i],
+			*out = emit(reconcileengine_claim_json(&p.v[i],
 			    conf->dry_run));
 	}
 	if (rc == 0 && p.audit_failed > 0)
 		rc = EX_IOERR;
-	reconcile_pass_release(&p);
-	if (c->a.metrics != NULL && reconcile_write_metrics(c->a.metrics,
+	reconcileengine_pass_release(&p);
+	if (c->a.metrics != NULL && reconcileengine_write_metrics(c->a.metrics,
 	    t->uncertain, t->released) < 0)
 		log_msg(LVL_WARN, "cannot write metrics file", "{s:s, s:s}",
 		    "path", c->a.metrics, "error", strerror(errno));

@@ -43,7 +43,7 @@ tables_release(struct tables *t)
 }
 
 void
-reconcile_pass_release(struct reconcile_pass *p)
+reconcileengine_pass_release(struct reconcile_pass *p)
 {
 	size_t i;
 
@@ -326,7 +326,7 @@ any_gone(const struct reconcile_pass *p)
 }
 
 int
-reconcile_run(const struct reconcile_conf *conf, struct reconcile_pass *p)
+reconcileengine_run(const struct reconcile_conf *conf, struct reconcile_pass *p)
 {
 	struct claims cl;
 	size_t i;
@@ -352,7 +352,7 @@ reconcile_run(const struct reconcile_conf *conf, struct reconcile_pass *p)
 }
 
 int
-reconcile_write_metrics(const char *path, unsigned long long uncertain,
+reconcileengine_write_metrics(const char *path, unsigned long long uncertain,
     unsigned long long released)
 {
 	struct prom p;
@@ -379,7 +379,7 @@ reconcile_write_metrics(const char *path, unsigned long long uncertain,
 }
 
 json_t *
-reconcile_claim_json(const struct reconcile_claim *r, bool dry_run)
+reconcileengine_claim_json(const struct reconcile_claim *r, bool dry_run)
 {
 	json_t *o = json_pack("{s:s, s:s, s:s, s:b, s:s}", "instance_id",
 	    r->instance_id, "vf_address", r->vf, "liveness",
@@ -406,7 +406,7 @@ reconcile_claim_json(const struct reconcile_claim *r, bool dry_run)
 }
 
 enum log_level
-reconcile_claim_msg(const struct reconcile_claim *r, bool dry_run,
+reconcileengine_claim_msg(const struct reconcile_claim *r, bool dry_run,
     const char **msg)
 {
 	*msg = "VMM alive; claim kept";

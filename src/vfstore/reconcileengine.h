@@ -17,9 +17,9 @@
  * neither prints nor logs: the caller gets one result per claim.
  *
  *	struct reconcile_pass p;
- *	reconcile_run(&conf, &p);	(results in p.v even on -1)
+ *	reconcileengine_run(&conf, &p);	(results in p.v even on -1)
  *	... print p.v[i] ...
- *	reconcile_pass_release(&p);
+ *	reconcileengine_pass_release(&p);
  */
 #ifndef VFS_RECONCILEENGINE_H
 #define VFS_RECONCILEENGINE_H
@@ -84,7 +84,7 @@ struct reconcile_pass {
  * VF may already be deconfigured, which a gone VMM cannot mind). p->v
  * holds every claim decided so far in each case.
  */
-int reconcile_run(const struct reconcile_conf *conf,
+int reconcileengine_run(const struct reconcile_conf *conf,
     struct reconcile_pass *p);
 
 /*
@@ -92,18 +92,19 @@ int reconcile_run(const struct reconcile_conf *conf,
  * vf_address, liveness, released, reason, then deconfigured, pid, error
  * and dry_run where they apply. New reference, or NULL/ENOMEM.
  */
-json_t *reconcile_claim_json(const struct reconcile_claim *r, bool dry_run);
+json_t *reconcileengine_claim_json(const struct reconcile_claim *r,
+    bool dry_run);
 
 /*
  * How a claim's outcome is logged: the level, and the message in *msg
  * (static): uncertain at warn, releases at info, alive and not yet
  * judged at debug.
  */
-enum log_level reconcile_claim_msg(const struct reconcile_claim *r,
+enum log_level reconcileengine_claim_msg(const struct reconcile_claim *r,
     bool dry_run, const char **msg);
 
 /* Frees the results and empties p. */
-void reconcile_pass_release(struct reconcile_pass *p);
+void reconcileengine_pass_release(struct reconcile_pass *p);
 
 /*
  * Rewrites the Prometheus textfile path (prom_write_textfile) with the
@@ -111,7 +112,8 @@ void reconcile_pass_release(struct reconcile_pass *p);
  * hypeman_instances_vgpu_liveness_uncertain_total (upstream's name) and
  * vfsentinel_claims_released_total. 0 or -1/errno.
  */
-int reconcile_write_metrics(const char *path, unsigned long long uncertain,
+int reconcileengine_write_metrics(const char *path,
+    unsigned long long uncertain,
     unsigned long long released);
 
 #endif
