@@ -15,6 +15,10 @@ one-prog   a src/lib module is linked by one program only (it belongs in
 guest      a guest program links a module of the store layer
 circle     two modules of src/lib call each other (by their symbols), or
            a program's part (src/PROG/x.c) calls back into src/PROG.c
+prefix     a global function does not carry its file's name (STYLE,
+           "Naming"): in x.c it is x or x_..., with a '-' of the name
+           as '_'; the exceptions are ALLOWED below, each with its
+           reason, and PENDING, the names still to be renamed
 """
 import os
 import re
@@ -24,6 +28,102 @@ import sys
 LAYERS = ["base", "json", "host", "store"]
 GUESTS = ["kmsg-watch", "gpu-probe", "vsock-answer"]
 LIB = "src/lib"
+
+# The exceptions to the prefix rule, each with its reason: (file, a
+# regular expression the whole name matches, why).
+ALLOWED = [
+    (r"src/[^/]+\.c", r"main", "a program's entry point"),
+    (r"src/lib/log\.c", r"die", "the one exit of a program (STYLE, Errors)"),
+    (r"src/vfstore/(?P<f>[a-z]+)\.c", r"cmd_(?P=f)(_[a-z_]+)?",
+     "a vfstore command, git's cmd_add in builtin/add.c"),
+    (r"src/lib/healthfile\.c", r"health_[a-z_]+",
+     "healthfile.c owns struct health, vf-health.json (x_init/x_release)"),
+    (r"src/lib/claims\.c", r"claim_json", "one claim of the ledger"),
+    (r"src/lib/drain\.c", r"drains_[a-z_]+",
+     "drain.c owns struct drains, vf-drain.json"),
+    (r"src/lib/suspect\.c", r"suspects_[a-z_]+",
+     "suspect.c owns struct suspects"),
+]
+
+# Names still to be renamed (issue 29, item 4), file by file: each is
+# reported as a count; one that is gone must leave this list, and a new
+# one must not join it.
+PENDING = {
+    "src/lib/auditlog.c": [
+        "audit_append", "audit_line", "audit_read", "audit_read_last",
+        "audit_read_text"
+    ],
+    "src/lib/guestproto.c": [
+        "guest_error_format", "guest_kernel_line_match",
+        "guest_marker_format", "guest_marker_match", "guest_reply_format",
+        "guest_reply_parse", "guest_request_parse", "guest_state_name",
+        "guest_state_parse"
+    ],
+    "src/lib/healthfile.c": [
+        "vf_record_quarantined"
+    ],
+    "src/lib/healthrules.c": [
+        "health_clear", "health_failure_json", "health_failure_noop",
+        "health_quarantine", "health_record_get", "health_report_failure",
+        "health_report_success", "health_success_json",
+        "health_success_noop"
+    ],
+    "src/lib/sysfs.c": [
+        "vf_list_add", "vgpu_profile_fb_mb", "vgpu_types_parse"
+    ],
+    "src/lib/vfaddr.c": [
+        "pci_addr_valid", "vf_addr_valid"
+    ],
+    "src/lib/wait.c": [
+        "stop_check", "stop_exit_code", "stop_nap", "stop_set", "stop_wait"
+    ],
+    "src/sentinel-poll/logtail.c": [
+        "logtails_get", "logtails_init", "logtails_pass",
+        "logtails_release", "logtails_sweep"
+    ],
+    "src/sentinel-poll/targets.c": [
+        "target_key", "target_mark_repeat", "target_marks_get",
+        "target_marks_has", "target_marks_release", "target_marks_set",
+        "target_marks_sweep"
+    ],
+    "src/vfstore/applyengine.c": [
+        "apply_check_name", "apply_free", "apply_new", "apply_run"
+    ],
+    "src/vfstore/auditfields.c": [
+        "storeaudit_deconfigure", "storeaudit_edit", "storeaudit_failures",
+        "storeaudit_quarantined", "storeaudit_vfs"
+    ],
+    "src/vfstore/claimrelease.c": [
+        "claimop_deconfigure", "claimop_release"
+    ],
+    "src/vfstore/claims.c": [
+        "cmd_deconfigure", "cmd_release"
+    ],
+    "src/vfstore/common.c": [
+        "audited", "emit", "emit_flush", "emit_line", "load_health",
+        "lock_store", "open_claims", "open_health", "save_health"
+    ],
+    "src/vfstore/draincmd.c": [
+        "cmd_drain", "cmd_undrain", "load_drains"
+    ],
+    "src/vfstore/edit.c": [
+        "check_vf_present", "cmd_clear", "cmd_quarantine", "target_vfs"
+    ],
+    "src/vfstore/editengine.c": [
+        "storeedit_begin", "storeedit_check", "storeedit_commit",
+        "storeedit_editor", "storeedit_file_name", "storeedit_kind_parse",
+        "storeedit_release", "storeedit_run_editor"
+    ],
+    "src/vfstore/init.c": [
+        "cmd_config"
+    ],
+    "src/vfstore/quarantine.c": [
+        "vfops_json", "vfops_run"
+    ],
+    "src/vfstore/report.c": [
+        "cmd_check", "log_report"
+    ],
+}
 
 
 def read_table(path):
@@ -131,6 +231,56 @@ def check_circles(build, mods, progs):
     return bad
 
 
+def defined_functions(obj):
+    out = subprocess.run(["nm", "-g", "--defined-only", obj],
+                         capture_output=True, text=True, check=True)
+    return sorted(w[2] for w in (line.split() for line in
+                                 out.stdout.splitlines())
+                  if len(w) == 3 and w[1] == "T")
+
+
+def sources(build, mods, progs):
+    """(object, source) of every library module, program and part."""
+    pairs = [(f"{build}/lib/{m}.o", f"{LIB}/{m}.c") for m in mods]
+    for prog in progs:
+        pairs.append((f"{build}/prog/{prog}.o", f"src/{prog}.c"))
+        d = f"src/{prog}"
+        if os.path.isdir(d):
+            pairs += [(f"{build}/prog/{prog}/{f[:-2]}.o", f"{d}/{f}")
+                      for f in sorted(os.listdir(d)) if f.endswith(".c")]
+    return [(o, c) for o, c in pairs if os.path.exists(o)]
+
+
+def allowed(src, name):
+    for fpat, npat, _ in ALLOWED:
+        m = re.fullmatch(fpat, src)
+        if m and re.fullmatch(npat.replace("(?P=f)",
+                                           m.groupdict().get("f", "")),
+                              name):
+            return True
+    return False
+
+
+def check_prefixes(build, mods, progs):
+    bad, pending = [], 0
+    for obj, src in sources(build, mods, progs):
+        stem = os.path.basename(src)[:-2].replace("-", "_")
+        left = set(PENDING.get(src, ()))
+        for name in defined_functions(obj):
+            if name == stem or name.startswith(stem + "_") or \
+                    allowed(src, name):
+                continue
+            if name in left:
+                left.discard(name)
+                pending += 1
+                continue
+            bad.append(f"{src}: prefix: {name} (a function of {src} "
+                       f"starts with {stem}_)")
+        bad += [f"{src}: prefix: {name} is gone; drop it from PENDING"
+                for name in sorted(left)]
+    return bad, pending
+
+
 def main(argv):
     if len(argv) != 2:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
@@ -142,8 +292,13 @@ def main(argv):
     bad += check_layers(table, mods)
     bad += check_links(build, table, mods, progs)
     bad += check_circles(build, mods, progs)
+    named, pending = check_prefixes(build, mods, progs)
+    bad += named
     for line in bad:
         print(line)
+    if pending:
+        print(f"prefix: {pending} names still to rename (PENDING)",
+              file=sys.stderr)
     return 1 if bad else 0
 
 
