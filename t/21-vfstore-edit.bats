@@ -150,7 +150,7 @@ no_temp_left() {
 	EDITOR=$T/drop run -0 --separate-stderr vs edit claims
 	assert_output '{"file":"vf-claims.json","changed":true}'
 	run -0 --separate-stderr vs claims
-	assert_output '{"vf_address":"0000:e3:00.5","instance_id":"b","claimed_at":"y"}'
+	assert_output '{"vf_address":"0000:e3:00.5","instance_id":"b","claimed_at":"y","sentinel_sources":"none"}'
 	assert_not_exists "$HEALTH"
 }
 
