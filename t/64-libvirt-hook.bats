@@ -469,3 +469,45 @@ can_connect() {
 	run -1 can_connect "$other"
 	run -1 can_connect "$QEMU_DIR/channel/target/domain-8-vm-b/org.vfsentinel.0"
 }
+
+# boot_and_end WORD: prepare and started (a vsock CID: the guest could
+# prove itself), libvirt's log ending with "shutting down, reason=WORD"
+# (none for "", no log at all for "-"), then release end.
+boot_and_end() {
+	domain_xml hostdev=$VF4 profile="$P12" >"$T/dom.xml"
+	run -0 hook prepare begin
+	mkdir -p "$QEMU_DIR/domain-7-vm-a" "$T/qlog"
+	domain_xml id=7 hostdev=$VF4 profile="$P12" cid=42 >"$T/dom.xml"
+	run -0 hook started begin
+	rm -f "$T/qlog/vm-a.log"
+	[ "$1" = - ] ||
+		printf '2026-12-07 10:00:00.000+0000: starting up\n' >"$T/qlog/vm-a.log"
+	if [ -n "$1" ] && [ "$1" != - ]; then
+		printf '2026-12-07 10:00:09.000+0000: shutting down, reason=%s\n' "$1" \
+			>>"$T/qlog/vm-a.log"
+	fi
+	run -0 --separate-stderr hook release end
+}
+
+@test "release end reads libvirt's log: destroyed or crashed before the guest's OK make the VF suspect" {
+	echo "libvirt.log_dir = $T/qlog" >>"$VFSENTINEL_CONF"
+	for word in destroyed crashed; do
+		rm -f "$DATA/gpu/vf-suspect.json"
+		boot_and_end $word
+		run -0 jq -c '.suspects[] | [.vf_address, .instance_id, .ended, .source]' \
+			"$DATA/gpu/vf-suspect.json"
+		assert_output "[\"$VF4\",\"$UUID1\",\"unclean\",\"libvirt-hook: reason=$word\"]"
+		run -0 jq -r 'select(.level == "warn") | .msg' <<<"$stderr"
+		assert_output --partial "the VF is suspect"
+	done
+	run -0 jq -r 'select(.command == "suspect") | .prog' "$DATA/gpu/audit.jsonl"
+	assert_line libvirt-hook
+}
+
+@test "release end: a shutdown, a save, no shutdown line or no log at all suspect nothing" {
+	echo "libvirt.log_dir = $T/qlog" >>"$VFSENTINEL_CONF"
+	for word in shutdown saved migrated "" -; do
+		boot_and_end "$word"
+		[ ! -e "$DATA/gpu/vf-suspect.json" ]
+	done
+}

@@ -260,15 +260,51 @@ claim_is_domains(const struct hook *h, const struct claim *cl)
 	return false;
 }
 
-/* Ends the claim: removed, saved, audited (claimlife_release()). */
+/* What the suspicion rule decided of the ended assignment. */
+static void
+log_verdict(const struct hook *h, const char *vf,
+    const struct suspicion_how *how, const struct suspicion_verdict *v)
+{
+	if (v->err != 0)
+		log_msg(LVL_ERROR, "cannot decide whether the VF is suspect",
+		    "{s:s, s:s}", "vf", vf, "error", v->why != NULL &&
+		    v->why[0] != '\0' ? v->why : strerror(v->err));
+	else if (v->suspect)
+		log_msg(LVL_WARN, v->quarantined ? "a second suspicion "
+		    "quarantined the VF" : "the VF is suspect: its domain "
+		    "ended before the guest said OK", "{s:s, s:s, s:s, s:s}",
+		    "vf", vf, "domain", h->dom.name, "ended", how->ended,
+		    "source", how->source);
+}
+
+/* Ends the claim: removed, saved, audited (claimlife_release()), and
+ * how it ended decides a suspicion. */
 static void
 end_claim(struct hook *h, const char *vf, bool deconf)
 {
+	char word[40], source[64];
+	struct suspicion_verdict v = { 0 };
+	struct suspicion_how how = { .source = source,
+	    .window = h->conf.suspect_window,
+	    .on_unknown = h->conf.suspect_on_unknown,
+	    .threshold = h->conf.threshold };
 	struct claimlife_end end = { .command = "release", .vf = vf,
 	    .instance_id = h->dom.uuid, .domain = h->dom.name,
-	    .deconfigured = deconf };
+	    .deconfigured = deconf, .how = &how, .verdict = &v };
 	struct atomic_result res = { 0 };
 	int audit_err;
+
+	/* How the domain ended: libvirt's log says it (SPEC.md 7.3). */
+	if (endlog_reason(h->conf.libvirt_log_dir, h->dom.name, word,
+	    sizeof(word)) == 0) {
+		how.ended = endlog_ended(word);
+		snprintf(source, sizeof(source), "libvirt-hook: reason=%s",
+		    word);
+	} else {
+		how.ended = "unknown";
+		snprintf(source, sizeof(source), "libvirt-hook: no shutdown "
+		    "line");
+	}
 
 	if (claimlife_release(&h->view.store, &h->view.claims, &end, &res,
 	    &audit_err) == -1) {
@@ -283,6 +319,7 @@ end_claim(struct hook *h, const char *vf, bool deconf)
 	if (audit_err != 0)
 		log_msg(LVL_ERROR, "cannot append the audit line", "{s:s, s:s}",
 		    "vf", vf, "error", strerror(audit_err));
+	log_verdict(h, vf, &how, &v);
 }
 
 int

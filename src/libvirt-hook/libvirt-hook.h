@@ -68,6 +68,14 @@ int domain_parse(const char *text, size_t len, struct domain *d,
 
 void domain_release(struct domain *d);
 
+/* endlog.c: the WORD of the last "shutting down, reason=WORD" line of
+ * LOG_DIR/NAME.log into word (0), or -1 when there is none or the log
+ * cannot be read. endlog_ended(): clean for shutdown, saved, migrated;
+ * unclean for destroyed, crashed, failed, daemon; else unknown (static). */
+int endlog_reason(const char *log_dir, const char *name, char *word,
+    size_t len);
+const char *endlog_ended(const char *word);
+
 /* phases.c: the operation of h->op/h->sub; the exit code. */
 int phases_run(struct hook *h);
 
