@@ -98,8 +98,8 @@ now_ts() {
 	run -0 --separate-stderr vs reconcile
 	assert_equal "${#lines[@]}" 3
 	assert_equal "$(line i-1)" '{"instance_id":"i-1","vf_address":"0000:e3:00.4","liveness":"alive","released":false,"reason":"control socket is listening"}'
-	assert_equal "$(line i-2)" '{"instance_id":"i-2","vf_address":"0000:e3:00.5","liveness":"gone","released":true,"reason":"control socket refused connections","deconfigured":true}'
-	assert_equal "$(line i-3)" '{"instance_id":"i-3","vf_address":"0000:e3:00.6","liveness":"gone","released":true,"reason":"control socket does not exist","deconfigured":true}'
+	assert_equal "$(line i-2)" '{"instance_id":"i-2","vf_address":"0000:e3:00.5","liveness":"gone","released":true,"reason":"control socket refused connections","deconfigured":true,"ended":"unclean","suspect":false}'
+	assert_equal "$(line i-3)" '{"instance_id":"i-3","vf_address":"0000:e3:00.6","liveness":"gone","released":true,"reason":"control socket does not exist","deconfigured":true,"ended":"unknown","suspect":false}'
 	assert_equal "$(claimed)" i-1
 	assert_equal "$(vgpu_type $VF4)" 1160
 	assert_equal "$(vgpu_type $VF5)" 0
@@ -125,7 +125,7 @@ info $VF6 i-3"
 	qemu_kill vm1
 	run -0 --separate-stderr vs reconcile
 	# Only the old claim is examined (one line); the fresh one is kept.
-	assert_output '{"instance_id":"i-2","vf_address":"0000:e3:00.5","liveness":"gone","released":true,"reason":"control socket does not exist","deconfigured":true}'
+	assert_output '{"instance_id":"i-2","vf_address":"0000:e3:00.5","liveness":"gone","released":true,"reason":"control socket does not exist","deconfigured":true,"ended":"unknown","suspect":false}'
 	assert_equal "$(claimed)" i-1
 	echo 'reconcile.grace = 3600' >"$VFSENTINEL_CONF"
 	run -64 vs reconcile --grace 1000000000
@@ -558,4 +558,21 @@ unblock() {
 	run -0 --separate-stderr vs reconcile --proc-root /
 	assert_equal "$(field i-1 released)" true
 	assert_equal "$(claimed)" ''
+}
+
+@test "reconcile: a SIGKILLed QEMU (its socket refuses) ended unclean: a young claim's VF becomes suspect; a quit one's does not" {
+	echo 'reconcile.grace = 0' >"$VFSENTINEL_CONF"
+	qemu_start vm1
+	qemu_start vm2
+	ledger "$(target $VF4 i-1 "$(now_ts)" vsock:42:2222 "$G/vm1.qmp")" \
+	    "$(target $VF5 i-2 "$(now_ts)" vsock:43:2222 "$G/vm2.qmp")"
+	qemu_kill vm1
+	qemu_quit vm2
+	run -0 --separate-stderr vs reconcile
+	run -0 jq -c '[.instance_id, .ended, .suspect]' <<<"$output"
+	assert_line '["i-1","unclean",true]'
+	assert_line '["i-2","unknown",false]'
+	run -0 jq -c '.suspects[] | [.vf_address, .instance_id, .ended, .source]' \
+	    "$DATA/gpu/vf-suspect.json"
+	assert_output '["0000:e3:00.4","i-1","unclean","reconcile: control socket refused connections"]'
 }

@@ -38,6 +38,16 @@ reconcile_log(const struct reconcile_claim *r, bool dry_run)
 	else
 		log_msg(lvl, msg, "{s:s, s:s, s:s}", "vf", r->vf,
 		    "instance_id", r->instance_id, "reason", r->reason);
+	if (r->verdict.suspect)
+		log_msg(LVL_WARN, r->verdict.quarantined ? "a second "
+		    "suspicion quarantined the VF" : "the VF is suspect: its "
+		    "VMM ended before the guest said OK", "{s:s, s:s, s:s}",
+		    "vf", r->vf, "instance_id", r->instance_id, "ended",
+		    r->ended);
+	else if (r->verdict.err != 0)
+		log_msg(LVL_ERROR, "cannot decide whether the VF is suspect",
+		    "{s:s, s:s}", "vf", r->vf, "error",
+		    strerror(r->verdict.err));
 }
 
 /* Logs a pass that could not finish; its exit code. */
@@ -118,7 +128,10 @@ reconcile_once(struct ctx *c, const struct reconcile_conf *conf,
 int
 cmd_reconcile(struct ctx *c)
 {
-	struct reconcile_conf conf = { .s = &c->s,
+	struct suspicion_how how = { .window = c->conf.suspect_window,
+	    .on_unknown = c->conf.suspect_on_unknown,
+	    .threshold = c->conf.threshold };
+	struct reconcile_conf conf = { .s = &c->s, .how = &how,
 	    .sysfs_root = c->conf.sysfs_root,
 	    .proc_root = c->a.proc_root ? c->a.proc_root : "/",
 	    .grace = c->conf.reconcile_grace,

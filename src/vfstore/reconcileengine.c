@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -279,6 +280,42 @@ audit_released(const struct store *s, struct reconcile_pass *p)
 	}
 }
 
+/*
+ * How each released assignment ended (SPEC.md 7.3): a control socket
+ * that refuses connections is a VMM killed without its socket going
+ * (SIGKILL), unclean; any other gone VMM is unknown. The suspicion rule
+ * reads the claim as it was (old: the release re-checked it unchanged).
+ */
+static void
+suspect_released(const struct reconcile_conf *conf, const struct claims *old,
+    struct reconcile_pass *p)
+{
+	struct suspicion_how how;
+	struct suspicion_case sc;
+	struct reconcile_claim *r;
+	char source[160];
+	size_t i;
+
+	for (i = 0; i < p->n && conf->how != NULL; i++) {
+		r = &p->v[i];
+		if (!r->released)
+			continue;
+		r->ended = strcmp(r->reason, "control socket refused "
+		    "connections") == 0 ? "unclean" : "unknown";
+		how = *conf->how;
+		how.ended = r->ended;
+		how.source = source;
+		snprintf(source, sizeof(source), "reconcile: %s", r->reason);
+		if (suspicion_case_init(&sc, claims_find_instance(old,
+		    r->instance_id)) < 0) {
+			r->verdict.err = errno;
+			continue;
+		}
+		suspicion_decide(conf->s, &sc, &how, &r->verdict);
+		suspicion_case_release(&sc);
+	}
+}
+
 /* The second phase: the gone claims, under the exclusive lock. */
 static int
 release_gone(const struct reconcile_conf *conf, const struct claims *old,
@@ -307,8 +344,10 @@ release_gone(const struct reconcile_conf *conf, const struct claims *old,
 			n++;
 		}
 	tables_release(&t);
-	if ((rc = save_released(conf->s, &fresh, p, n)) == 0)
+	if ((rc = save_released(conf->s, &fresh, p, n)) == 0) {
 		audit_released(conf->s, p);
+		suspect_released(conf, old, p);
+	}
 	store_unlock(conf->s);
 	claims_release(&fresh);
 	return rc;
@@ -390,6 +429,10 @@ reconcileengine_claim_json(const struct reconcile_claim *r, bool dry_run)
 	if (o != NULL && (r->released || r->deconfigured))
 		bad |= json_object_set_new(o, "deconfigured",
 		    json_boolean(r->deconfigured));
+	if (o != NULL && r->ended != NULL)
+		bad |= json_object_set_new(o, "ended",
+		    json_string(r->ended)) | json_object_set_new(o, "suspect",
+		    json_boolean(r->verdict.suspect));
 	if (o != NULL && r->holder != 0)
 		bad |= json_object_set_new(o, "pid",
 		    json_integer((json_int_t)r->holder));

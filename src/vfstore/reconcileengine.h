@@ -31,6 +31,7 @@
 
 #include "log.h"
 #include "store.h"
+#include "suspicion.h"
 #include "vfio.h"
 #include "vmm.h"
 
@@ -41,6 +42,9 @@ struct reconcile_conf {
 	unsigned grace;			/* seconds a claim is left alone */
 	unsigned lock_timeout;		/* seconds, for the release phase */
 	bool dry_run;			/* decide only, change nothing */
+	const struct suspicion_how *how;	/* suspect.* and the
+						 * threshold; NULL: no
+						 * suspicion decided */
 };
 
 /* What a pass found out about one claim. */
@@ -56,6 +60,9 @@ struct reconcile_claim {
 	bool deconfigured;		/* 0 written to current_vgpu_type */
 	int audit_err;			/* released, but its audit line
 					 * failed: that errno; else 0 */
+	const char *ended;		/* released: "unclean" for a refused
+					 * socket, else "unknown" (7.3) */
+	struct suspicion_verdict verdict;	/* released: the rule's */
 };
 
 enum reconcile_status {
