@@ -86,16 +86,6 @@ PENDING = {
         "target_marks_has", "target_marks_release", "target_marks_set",
         "target_marks_sweep"
     ],
-    "src/vfstore/applyengine.c": [
-        "apply_check_name", "apply_free", "apply_new", "apply_run"
-    ],
-    "src/vfstore/auditfields.c": [
-        "storeaudit_deconfigure", "storeaudit_edit", "storeaudit_failures",
-        "storeaudit_quarantined", "storeaudit_vfs"
-    ],
-    "src/vfstore/claimrelease.c": [
-        "claimop_deconfigure", "claimop_release"
-    ],
     "src/vfstore/claims.c": [
         "cmd_deconfigure", "cmd_release"
     ],
@@ -109,16 +99,8 @@ PENDING = {
     "src/vfstore/edit.c": [
         "check_vf_present", "cmd_clear", "cmd_quarantine", "target_vfs"
     ],
-    "src/vfstore/editengine.c": [
-        "storeedit_begin", "storeedit_check", "storeedit_commit",
-        "storeedit_editor", "storeedit_file_name", "storeedit_kind_parse",
-        "storeedit_release", "storeedit_run_editor"
-    ],
     "src/vfstore/init.c": [
         "cmd_config"
-    ],
-    "src/vfstore/quarantine.c": [
-        "vfops_json", "vfops_run"
     ],
     "src/vfstore/report.c": [
         "cmd_check", "log_report"

@@ -88,11 +88,11 @@ cmd_apply(struct ctx *c)
 	struct apply *ap;
 	int rc;
 
-	if ((ap = apply_new(&conf)) == NULL) {
+	if ((ap = applyengine_new(&conf)) == NULL) {
 		log_msg(LVL_ERROR, "out of memory", NULL);
 		return EX_OSERR;
 	}
-	rc = apply_run(ap);
-	apply_free(ap);
+	rc = applyengine_run(ap);
+	applyengine_free(ap);
 	return rc < 0 ? EX_IOERR : rc;
 }

@@ -256,7 +256,7 @@ audit_quarantines(struct apply *ap, const struct health *h)
 		    it->rep.outcome != HEALTH_QUARANTINED)
 			continue;
 		nvrm = jsonl_str(it->in, "nvrm");
-		if (storeaudit_quarantined(ap->conf->s->dir, "apply", h,
+		if (auditfields_quarantined(ap->conf->s->dir, "apply", h,
 		    &it->rep, ap->conf->threshold, nvrm) == 0)
 			continue;
 		why = strerror(errno);

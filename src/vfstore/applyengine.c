@@ -33,7 +33,7 @@ static const char *const check_name[APPLY_CHECK_N] = {
 #define METRICS_EVERY_MS 1000	/* textfile writes while lines stream */
 
 const char *
-apply_check_name(enum apply_check k)
+applyengine_check_name(enum apply_check k)
 {
 	return k < APPLY_CHECK_N ? check_name[k] : "";
 }
@@ -304,7 +304,7 @@ batch_run(struct apply *ap)
 		rc = ap->conf->flush(ap->conf->arg);
 	/* The textfile is written with two fsyncs: while lines stream in,
 	 * at most once a METRICS_EVERY_MS, and always before a wait for
-	 * input and at the end (apply_run), so a reader of an idle engine
+	 * input and at the end (applyengine_run), so a reader of an idle engine
 	 * sees every line counted. */
 	if (io_now_ms() - ap->metrics_at >= METRICS_EVERY_MS)
 		metrics_flush(ap);
@@ -368,7 +368,7 @@ signals_failed(struct apply *ap)
 }
 
 int
-apply_run(struct apply *ap)
+applyengine_run(struct apply *ap)
 {
 	sigset_t waitmask;
 	bool end = false;
@@ -406,7 +406,7 @@ apply_run(struct apply *ap)
 }
 
 struct apply *
-apply_new(const struct apply_conf *conf)
+applyengine_new(const struct apply_conf *conf)
 {
 	struct apply *ap = calloc(1, sizeof(*ap));
 
@@ -423,7 +423,7 @@ apply_new(const struct apply_conf *conf)
 }
 
 void
-apply_free(struct apply *ap)
+applyengine_free(struct apply *ap)
 {
 	if (ap == NULL)
 		return;

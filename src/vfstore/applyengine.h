@@ -7,7 +7,7 @@
  * lock, one fresh load and one save. An answer is given only after the
  * save returned. Counters go to an optional Prometheus textfile.
  *
- * A quarantine is audited (storeaudit_quarantined(), under the lock,
+ * A quarantine is audited (auditfields_quarantined(), under the lock,
  * after the save); a failed audit write is reported (APPLY_EV_AUDIT) and the
  * line's answer carries its outcome and an "error".
  *
@@ -81,12 +81,12 @@ struct apply_conf {
 };
 
 /* "ok", "failed", ..., "list_error" (static). */
-const char *apply_check_name(enum apply_check k);
+const char *applyengine_check_name(enum apply_check k);
 
 struct apply;
 
 /* An engine reading conf->in_fd; conf is borrowed. NULL/ENOMEM. */
-struct apply *apply_new(const struct apply_conf *conf);
+struct apply *applyengine_new(const struct apply_conf *conf);
 
 /*
  * Runs until end of input or a stop signal (0). Otherwise the emit
@@ -94,8 +94,8 @@ struct apply *apply_new(const struct apply_conf *conf);
  * signals could not be set up (both reported as APPLY_EV_READ) or the
  * output's reader went away (reported as APPLY_EV_PEER_GONE).
  */
-int apply_run(struct apply *ap);
+int applyengine_run(struct apply *ap);
 
-void apply_free(struct apply *ap);
+void applyengine_free(struct apply *ap);
 
 #endif

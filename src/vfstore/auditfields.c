@@ -32,7 +32,7 @@ add_failures(json_t *arr, const struct health *h, const char *vf)
 }
 
 json_t *
-storeaudit_failures(const struct health *h, const struct vf_list *l)
+auditfields_failures(const struct health *h, const struct vf_list *l)
 {
 	json_t *arr = json_array();
 	size_t i;
@@ -66,7 +66,7 @@ append(const char *gpu_dir, struct audit_event *ev, json_t *extra)
 }
 
 int
-storeaudit_vfs(const char *gpu_dir, const char *command,
+auditfields_vfs(const char *gpu_dir, const char *command,
     const char *card, const struct vf_list *l, const char *reason,
     const json_t *failures, const char *outcome)
 {
@@ -85,7 +85,7 @@ storeaudit_vfs(const char *gpu_dir, const char *command,
 }
 
 int
-storeaudit_quarantined(const char *gpu_dir, const char *command,
+auditfields_quarantined(const char *gpu_dir, const char *command,
     const struct health *h, const struct health_report *rep,
     unsigned threshold, const char *nvrm)
 {
@@ -105,7 +105,7 @@ storeaudit_quarantined(const char *gpu_dir, const char *command,
 		return -1;
 	}
 	memcpy(vf[0], rep->vf, strlen(rep->vf) + 1);
-	if ((fails = storeaudit_failures(h, &l)) == NULL)
+	if ((fails = auditfields_failures(h, &l)) == NULL)
 		return -1;
 	extra = json_pack("{s:s, s:s, s:I, s:o}", "instance_id",
 	    rep->instance, "assigned_at", rep->assigned_at, "threshold",
@@ -119,7 +119,7 @@ storeaudit_quarantined(const char *gpu_dir, const char *command,
 }
 
 int
-storeaudit_deconfigure(const char *gpu_dir, const char *vf,
+auditfields_deconfigure(const char *gpu_dir, const char *vf,
     const char *reason)
 {
 	struct audit_event ev = { .command = "deconfigure", .vf = vf,
@@ -129,7 +129,7 @@ storeaudit_deconfigure(const char *gpu_dir, const char *vf,
 }
 
 int
-storeaudit_edit(const char *gpu_dir, const char *file, const char *reason)
+auditfields_edit(const char *gpu_dir, const char *file, const char *reason)
 {
 	struct audit_event ev = { .command = "edit", .reason = reason };
 

@@ -50,32 +50,32 @@
  * The failures of the records of the VFs of l in h, in l's order, each
  * with its vf_address: a new array, or NULL/ENOMEM.
  */
-json_t *storeaudit_failures(const struct health *h, const struct vf_list *l);
+json_t *auditfields_failures(const struct health *h, const struct vf_list *l);
 
 /*
  * An operator quarantine, clear, drain or undrain (the command's name) of
  * the VFs of l, all of card (NULL: one VF by --vf). failures (borrowed,
  * NULL for none) is what the records held before, from
- * storeaudit_failures(); outcome NULL is "ok", "unchanged" a command
+ * auditfields_failures(); outcome NULL is "ok", "unchanged" a command
  * that changed nothing.
  */
-int storeaudit_vfs(const char *gpu_dir, const char *command,
+int auditfields_vfs(const char *gpu_dir, const char *command,
     const char *card, const struct vf_list *l, const char *reason,
     const json_t *failures, const char *outcome);
 
 /* The quarantine rep made ("report-failure", "apply"); nvrm NULL or "":
  * none. */
-int storeaudit_quarantined(const char *gpu_dir, const char *command,
+int auditfields_quarantined(const char *gpu_dir, const char *command,
     const struct health *h, const struct health_report *rep,
     unsigned threshold, const char *nvrm);
 
 /* deconfigure --vf; reason --reason's or NULL. */
-int storeaudit_deconfigure(const char *gpu_dir, const char *vf,
+int auditfields_deconfigure(const char *gpu_dir, const char *vf,
     const char *reason);
 
 /* An edit that replaced file (vf-health.json or vf-claims.json); reason
  * --reason's or NULL. */
-int storeaudit_edit(const char *gpu_dir, const char *file,
+int auditfields_edit(const char *gpu_dir, const char *file,
     const char *reason);
 
 #endif

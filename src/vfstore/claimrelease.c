@@ -43,7 +43,7 @@ result_init(struct claimop *r, const char *vf)
 }
 
 void
-claimop_release(struct store *s, struct claims *cl,
+claimrelease_release(struct store *s, struct claims *cl,
     const struct claimop_where *w, const char *instance, bool deconfigure,
     struct claimop *r)
 {
@@ -69,7 +69,7 @@ claimop_release(struct store *s, struct claims *cl,
 }
 
 void
-claimop_deconfigure(struct store *s, const struct claims *cl,
+claimrelease_deconfigure(struct store *s, const struct claims *cl,
     const struct claimop_where *w, const char *vf, struct claimop *r)
 {
 	const struct claim *found = claims_find_vf(cl, vf);
@@ -81,6 +81,6 @@ claimop_deconfigure(struct store *s, const struct claims *cl,
 		return;
 	}
 	if (reset_type(w, vf, r) == 0 &&
-	    storeaudit_deconfigure(s->dir, vf, w->reason) < 0)
+	    auditfields_deconfigure(s->dir, vf, w->reason) < 0)
 		r->audit_err = errno;
 }

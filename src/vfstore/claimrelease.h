@@ -6,7 +6,7 @@
  * says what happened; nothing here prints or exits.
  *
  *	open the store exclusively, claims_load(s, &cl)
- *	claimop_release(s, &cl, &where, "i-1", true, &r);
+ *	claimrelease_release(s, &cl, &where, "i-1", true, &r);
  *	(where.reason: the operator's --reason for the audit line, or NULL)
  *	... log r, print the answer ...
  *	store_unlock(s); claims_release(&cl);
@@ -57,13 +57,13 @@ struct claimop {
  * VF's current_vgpu_type is first reset unless a process holds its VFIO
  * device (or PROC cannot be scanned: then nothing changes).
  */
-void claimop_release(struct store *s, struct claims *cl,
+void claimrelease_release(struct store *s, struct claims *cl,
     const struct claimop_where *w, const char *instance, bool deconfigure,
     struct claimop *r);
 
 /* Resets vf's current_vgpu_type unless a claim covers vf or a process
  * holds its VFIO device. */
-void claimop_deconfigure(struct store *s, const struct claims *cl,
+void claimrelease_deconfigure(struct store *s, const struct claims *cl,
     const struct claimop_where *w, const char *vf, struct claimop *r);
 
 #endif

@@ -127,10 +127,10 @@ claimop_locked(struct ctx *c, bool release, struct claimop *r,
 	if ((rc = open_claims(c, true, &cl)) != 0)
 		return rc;
 	if (release)
-		claimop_release(&c->s, &cl, &w, c->a.instance,
+		claimrelease_release(&c->s, &cl, &w, c->a.instance,
 		    c->a.deconfigure, r);
 	else
-		claimop_deconfigure(&c->s, &cl, &w, c->a.vf, r);
+		claimrelease_deconfigure(&c->s, &cl, &w, c->a.vf, r);
 	rc = claimop_refused(c, r);	/* while r->instance is valid */
 	store_unlock(&c->s);
 	claims_release(&cl);

@@ -64,7 +64,7 @@ save_audit(struct ctx *c, const struct drains *d, const struct vf_list *l,
 		    "step", res.step ? res.step : "", "error", c->s.why);
 		return EX_IOERR;
 	}
-	audited(c, storeaudit_vfs(c->s.dir, drain ? "drain" : "undrain",
+	audited(c, auditfields_vfs(c->s.dir, drain ? "drain" : "undrain",
 	    c->a.card, l, c->a.reason, NULL, any ? NULL : "unchanged") < 0 ?
 	    errno : 0, c->a.vf ? "vf" : "card", c->a.vf ? c->a.vf : c->a.card);
 	return 0;

@@ -65,7 +65,7 @@ check_vf_present(struct ctx *c, const char *hint)
 	return EX_DATAERR;
 }
 
-/* vfops_run() on h, loaded under the exclusive lock: its exit code;
+/* quarantine_run() on h, loaded under the exclusive lock: its exit code;
  * changed[i] per VF, *any when one changed. */
 static int
 run_vfops(struct ctx *c, struct health *h, bool quarantine,
@@ -73,7 +73,7 @@ run_vfops(struct ctx *c, struct health *h, bool quarantine,
 {
 	struct vfops_result r;
 
-	vfops_run(&c->s, h, quarantine, l, c->a.card, c->a.reason, changed,
+	quarantine_run(&c->s, h, quarantine, l, c->a.card, c->a.reason, changed,
 	    &r);
 	if (r.status == VFOPS_NOMEM)
 		return EX_OSERR;
@@ -123,7 +123,7 @@ mutate_vfs(struct ctx *c, bool quarantine, bool *any)
 	store_unlock(&c->s);
 	suspects_release(&sus);
 	for (i = 0; i < l.n && rc == 0; i++)
-		rc = emit(vfops_json(&h, quarantine, l.v[i], changed[i]));
+		rc = emit(quarantine_json(&h, quarantine, l.v[i], changed[i]));
 	health_release(&h);
 	free(changed);
 	free(l.v);
@@ -178,15 +178,15 @@ edit_once(struct storeedit *e)
 {
 	int status;
 
-	if (storeedit_run_editor(e, &status) < 0) {
+	if (editengine_run_editor(e, &status) < 0) {
 		log_msg(LVL_ERROR, "cannot start the editor", "{s:s, s:s}",
-		    "editor", storeedit_editor(), "error", strerror(errno));
+		    "editor", editengine_editor(), "error", strerror(errno));
 		return EX_OSERR;
 	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
 	log_msg(LVL_ERROR, "the editor failed; nothing written", "{s:s, s:i}",
-	    "editor", storeedit_editor(), WIFEXITED(status) ? "exit_status" :
+	    "editor", editengine_editor(), WIFEXITED(status) ? "exit_status" :
 	    "signal", WIFEXITED(status) ? WEXITSTATUS(status) :
 	    WTERMSIG(status));
 	return EXIT_NO;
@@ -216,7 +216,7 @@ ask_again(const char *file, const char *why)
 }
 
 /* Edits until the copy passes the loader's rules; *changed as
- * storeedit_check() says. 65 when refused and not edited again. */
+ * editengine_check() says. 65 when refused and not edited again. */
 static int
 edit_until_valid(struct storeedit *e, const char *file, int *changed)
 {
@@ -225,7 +225,7 @@ edit_until_valid(struct storeedit *e, const char *file, int *changed)
 	for (;;) {
 		if ((rc = edit_once(e)) != 0)
 			return rc;
-		if ((*changed = storeedit_check(e)) >= 0)
+		if ((*changed = editengine_check(e)) >= 0)
 			return 0;
 		if (errno != EINVAL) {
 			log_msg(LVL_ERROR, "cannot read the edited copy",
@@ -243,7 +243,7 @@ edit_until_valid(struct storeedit *e, const char *file, int *changed)
 static int
 edit_locked(struct ctx *c, enum storeedit_kind kind, int *changed)
 {
-	const char *file = storeedit_file_name(kind);
+	const char *file = editengine_file_name(kind);
 	const char *tmpdir = getenv("TMPDIR");
 	struct atomic_result res;
 	struct storeedit e;
@@ -251,22 +251,22 @@ edit_locked(struct ctx *c, enum storeedit_kind kind, int *changed)
 
 	if (tmpdir == NULL || tmpdir[0] == '\0')
 		tmpdir = "/tmp";
-	if (storeedit_begin(&e, &c->s, kind, tmpdir) < 0) {
+	if (editengine_begin(&e, &c->s, kind, tmpdir) < 0) {
 		rc = errno == ENOMEM ? EX_OSERR : e.orig == NULL ?
 		    EX_UNAVAILABLE : EX_IOERR;
 		log_msg(LVL_ERROR, rc == EX_UNAVAILABLE ? "VF health state "
 		    "unavailable" : "cannot copy the file for the editor",
 		    "{s:s}", "error", e.why);
 	} else if ((rc = edit_until_valid(&e, file, changed)) == 0 &&
-	    *changed > 0 && storeedit_commit(&e, &c->s, &res) < 0) {
+	    *changed > 0 && editengine_commit(&e, &c->s, &res) < 0) {
 		log_msg(LVL_ERROR, "cannot persist the edit", "{s:s, s:s}",
 		    "step", res.step ? res.step : "", "error", c->s.why);
 		rc = EX_IOERR;
 	} else if (rc == 0 && *changed > 0) {
-		audited(c, storeaudit_edit(c->s.dir, file, c->a.reason) < 0 ?
+		audited(c, auditfields_edit(c->s.dir, file, c->a.reason) < 0 ?
 		    errno : 0, "file", file);
 	}
-	storeedit_release(&e);
+	editengine_release(&e);
 	return rc;
 }
 
@@ -282,7 +282,7 @@ cmd_edit(struct ctx *c)
 	char msg[128];
 	int rc, changed = 0;
 
-	if (storeedit_kind_parse(c->a.operand, &kind) < 0) {
+	if (editengine_kind_parse(c->a.operand, &kind) < 0) {
 		snprintf(msg, sizeof(msg), "edit: unknown file \"%.64s\" "
 		    "(health or claims)", c->a.operand);
 		cli_usage_error(&c->cli, msg);
@@ -294,8 +294,8 @@ cmd_edit(struct ctx *c)
 	if (rc != 0)
 		return rc;
 	log_msg(LVL_INFO, "edited the store by hand", "{s:s, s:b, s:s*}",
-	    "file", storeedit_file_name(kind), "changed", changed > 0,
+	    "file", editengine_file_name(kind), "changed", changed > 0,
 	    "reason", c->a.reason);
-	return emit(json_pack("{s:s, s:b}", "file", storeedit_file_name(kind),
+	return emit(json_pack("{s:s, s:b}", "file", editengine_file_name(kind),
 	    "changed", changed > 0));
 }

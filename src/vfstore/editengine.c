@@ -30,7 +30,7 @@ static const char *const file_name[] = {
 };
 
 int
-storeedit_kind_parse(const char *name, enum storeedit_kind *kind)
+editengine_kind_parse(const char *name, enum storeedit_kind *kind)
 {
 	if (name == NULL || strcmp(name, "health") == 0)
 		*kind = STOREEDIT_HEALTH;
@@ -44,7 +44,7 @@ storeedit_kind_parse(const char *name, enum storeedit_kind *kind)
 }
 
 const char *
-storeedit_file_name(enum storeedit_kind kind)
+editengine_file_name(enum storeedit_kind kind)
 {
 	return file_name[kind];
 }
@@ -107,7 +107,7 @@ write_copy(struct storeedit *e, const char *tmpdir)
 }
 
 int
-storeedit_begin(struct storeedit *e, const struct store *s,
+editengine_begin(struct storeedit *e, const struct store *s,
     enum storeedit_kind kind, const char *tmpdir)
 {
 	memset(e, 0, sizeof(*e));
@@ -119,7 +119,7 @@ storeedit_begin(struct storeedit *e, const struct store *s,
 }
 
 const char *
-storeedit_editor(void)
+editengine_editor(void)
 {
 	static const char *const vars[] = { "VISUAL", "EDITOR" };
 	const char *v;
@@ -156,10 +156,10 @@ wait_child(pid_t pid, int *status)
 }
 
 int
-storeedit_run_editor(const struct storeedit *e, int *status)
+editengine_run_editor(const struct storeedit *e, int *status)
 {
 	struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit;
-	const char *editor = storeedit_editor();
+	const char *editor = editengine_editor();
 	char *script;
 	pid_t pid;
 	int saved = 0;
@@ -206,7 +206,7 @@ parse_dump(struct storeedit *e, const char *text, size_t len, size_t *dlen)
 }
 
 int
-storeedit_check(struct storeedit *e)
+editengine_check(struct storeedit *e)
 {
 	char *text, *dump;
 	size_t len, dlen = 0;
@@ -230,7 +230,7 @@ storeedit_check(struct storeedit *e)
 }
 
 int
-storeedit_commit(struct storeedit *e, struct store *s,
+editengine_commit(struct storeedit *e, struct store *s,
     struct atomic_result *res)
 {
 	return e->kind == STOREEDIT_HEALTH ? health_save(s, &e->h, res) :
@@ -238,7 +238,7 @@ storeedit_commit(struct storeedit *e, struct store *s,
 }
 
 void
-storeedit_release(struct storeedit *e)
+editengine_release(struct storeedit *e)
 {
 	if (e->tmp[0] != '\0')
 		unlink(e->tmp);

@@ -2,18 +2,18 @@
  * editengine.h - `vfstore edit`: the visudo of the health store and the
  * claims ledger (SPEC.md 4.2).
  *
- * The caller holds the store's exclusive lock from storeedit_begin() to
- * storeedit_release(), so no writer (apply, report-failure, vfpick) can
+ * The caller holds the store's exclusive lock from editengine_begin() to
+ * editengine_release(), so no writer (apply, report-failure, vfpick) can
  * slip a change in between the copy and the replacement, and none is
  * lost: renaming a hand-edited file into place without the lock loses
  * every change made since the copy was taken.
  *
- *	storeedit_begin()	copy the file (or an empty document) to a
+ *	editengine_begin()	copy the file (or an empty document) to a
  *				temporary file in tmpdir
- *	storeedit_run_editor()	$VISUAL, else $EDITOR, else vi, on it
- *	storeedit_check()	the loader's rules; canonical form; changed?
- *	storeedit_commit()	the store's own atomic save
- *	storeedit_release()	remove the temporary file, free
+ *	editengine_run_editor()	$VISUAL, else $EDITOR, else vi, on it
+ *	editengine_check()	the loader's rules; canonical form; changed?
+ *	editengine_commit()	the store's own atomic save
+ *	editengine_release()	remove the temporary file, free
  *
  * Nothing here prints; reasons go to e->why (the loader's own wording
  * for a refused edit).
@@ -47,10 +47,10 @@ struct storeedit {
 };
 
 /* "health" (also NULL: the default) or "claims". 0 or -1/EINVAL. */
-int storeedit_kind_parse(const char *name, enum storeedit_kind *kind);
+int editengine_kind_parse(const char *name, enum storeedit_kind *kind);
 
 /* The file's name in DATA_DIR/gpu ("vf-health.json"). Static. */
-const char *storeedit_file_name(enum storeedit_kind kind);
+const char *editengine_file_name(enum storeedit_kind kind);
 
 /*
  * Copies the file to a new temporary file tmpdir/vfstore-edit.NAME.XXXXXX.json
@@ -59,14 +59,14 @@ const char *storeedit_file_name(enum storeedit_kind kind);
  * -1 with errno and e->why: the file cannot be read (unavailable), or
  * the temporary file cannot be written (EIO family).
  */
-int storeedit_begin(struct storeedit *e, const struct store *s,
+int editengine_begin(struct storeedit *e, const struct store *s,
     enum storeedit_kind kind, const char *tmpdir);
 
 /*
  * The editor command: $VISUAL, else $EDITOR (either only when not
  * empty), else "vi". Borrowed from the environment or static.
  */
-const char *storeedit_editor(void);
+const char *editengine_editor(void);
 
 /*
  * Runs the editor on the temporary file as git and visudo do, through
@@ -75,23 +75,23 @@ const char *storeedit_editor(void);
  * the editor's). *status gets the waitpid(2) status. 0, or -1/errno when
  * it could not be started (fork).
  */
-int storeedit_run_editor(const struct storeedit *e, int *status);
+int editengine_run_editor(const struct storeedit *e, int *status);
 
 /*
  * Reads the edited copy back and validates it with the loader's rules
  * (health_parse(), claims_parse()). 1: valid and different from the file
- * in its canonical form, ready for storeedit_commit(); 0: valid and the
+ * in its canonical form, ready for editengine_commit(); 0: valid and the
  * same (nothing to write); -1: refused, errno EINVAL and the loader's
  * reason in e->why, or another errno when the copy cannot be read.
  */
-int storeedit_check(struct storeedit *e);
+int editengine_check(struct storeedit *e);
 
 /* Saves the checked edit with health_save()/claims_save(). -1 with
  * errno, s->why and res as they set them. */
-int storeedit_commit(struct storeedit *e, struct store *s,
+int editengine_commit(struct storeedit *e, struct store *s,
     struct atomic_result *res);
 
 /* Removes the temporary file and frees everything; e may be reused. */
-void storeedit_release(struct storeedit *e);
+void editengine_release(struct storeedit *e);
 
 #endif

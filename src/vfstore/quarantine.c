@@ -59,7 +59,7 @@ change_vfs(struct store *s, struct health *h, bool quarantine,
 }
 
 void
-vfops_run(struct store *s, struct health *h, bool quarantine,
+quarantine_run(struct store *s, struct health *h, bool quarantine,
     const struct vf_list *l, const char *card, const char *reason,
     bool *changed, struct vfops_result *r)
 {
@@ -69,11 +69,11 @@ vfops_run(struct store *s, struct health *h, bool quarantine,
 	memset(r, 0, sizeof(*r));
 	r->status = VFOPS_DONE;
 	if (vfs_to_change(h, quarantine, l, changed, &todo) < 0 ||
-	    (dropped = storeaudit_failures(h, &todo)) == NULL)
+	    (dropped = auditfields_failures(h, &todo)) == NULL)
 		r->status = VFOPS_NOMEM;
 	change_vfs(s, h, quarantine, &todo, r);
 	r->changed = todo.n > 0;
-	if (r->status == VFOPS_DONE && storeaudit_vfs(s->dir, quarantine ?
+	if (r->status == VFOPS_DONE && auditfields_vfs(s->dir, quarantine ?
 	    "quarantine" : "clear", card, l, reason, dropped,
 	    r->changed ? NULL : "unchanged") < 0)
 		r->audit_err = errno;
@@ -82,7 +82,7 @@ vfops_run(struct store *s, struct health *h, bool quarantine,
 }
 
 json_t *
-vfops_json(const struct health *h, bool quarantine, const char *vf,
+quarantine_json(const struct health *h, bool quarantine, const char *vf,
     bool changed)
 {
 	const char *outcome = !changed ? "unchanged" : quarantine ?

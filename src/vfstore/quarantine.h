@@ -41,15 +41,15 @@ struct vfops_result {
  * of them) says which VFs changed, and the audit line's outcome is
  * "unchanged" when none did.
  */
-void vfops_run(struct store *s, struct health *h, bool quarantine,
+void quarantine_run(struct store *s, struct health *h, bool quarantine,
     const struct vf_list *l, const char *card, const char *reason,
     bool *changed, struct vfops_result *r);
 
-/* The output line of vf after vfops_run(): its record (quarantine) or
+/* The output line of vf after quarantine_run(): its record (quarantine) or
  * {"vf_address":...,"quarantined":false} (clear), with "outcome":
  * "quarantined", "cleared", or "unchanged" (changed false). New ref or
  * NULL. */
-json_t *vfops_json(const struct health *h, bool quarantine, const char *vf,
+json_t *quarantine_json(const struct health *h, bool quarantine, const char *vf,
     bool changed);
 
 #endif

@@ -53,7 +53,7 @@ change_report(struct ctx *c, bool failure, struct health_report *rep)
 	if (rc == 0 && rep->changed)
 		rc = save_health(c, &h, &v);
 	if (rc == 0 && failure && rep->outcome == HEALTH_QUARANTINED)
-		audited(c, storeaudit_quarantined(c->s.dir, "report-failure",
+		audited(c, auditfields_quarantined(c->s.dir, "report-failure",
 		    &h, rep, c->conf.threshold, NULL) < 0 ? errno : 0, "vf",
 		    rep->vf);
 	store_unlock(&c->s);

@@ -66,7 +66,7 @@ event(void *arg, const struct apply_event *ev)
 		snprintf(sn->nvrm, sizeof(sn->nvrm), "%s", ev->nvrm);
 }
 
-/* Runs the engine over input (then end of input); returns apply_run's. */
+/* Runs the engine over input (then end of input); returns applyengine_run's. */
 static int
 run_engine(const char *data, const char *input, const char *metrics,
     struct seen *sn)
@@ -86,10 +86,10 @@ run_engine(const char *data, const char *input, const char *metrics,
 	conf.s = &s;
 	conf.in_fd = in[0];
 	conf.out_fd = out[1];
-	if ((ap = apply_new(&conf)) == NULL)
+	if ((ap = applyengine_new(&conf)) == NULL)
 		return -102;
-	rc = apply_run(ap);
-	apply_free(ap);
+	rc = applyengine_run(ap);
+	applyengine_free(ap);
 	close(in[0]);
 	close(out[0]);
 	close(out[1]);

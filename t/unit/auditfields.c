@@ -58,7 +58,7 @@ test_failures(void)
 
 	ok(health_parse(health_text, strlen(health_text), &h, why,
 	    sizeof(why)) == 0, "the health fixture parses");
-	arr = storeaudit_failures(&h, &l);
+	arr = auditfields_failures(&h, &l);
 	ok(arr != NULL && json_array_size(arr) == 3, "three failures");
 	failure_ids(arr, ids, sizeof(ids));
 	is_str(ids, "0000:e3:00.6 c,0000:e3:00.4 a,0000:e3:00.4 b",
@@ -67,7 +67,7 @@ test_failures(void)
 	    "reported_at kept");
 	json_decref(arr);
 	l.n = 0;
-	arr = storeaudit_failures(&h, &l);
+	arr = auditfields_failures(&h, &l);
 	ok(arr != NULL && json_array_size(arr) == 0, "no VFs: empty array");
 	json_decref(arr);
 	health_release(&h);
@@ -93,7 +93,7 @@ test_vfs_and_last(void)
 	size_t i;
 
 	for (i = 0; i < 3; i++)
-		ok(storeaudit_vfs(dir, "quarantine", i == 1 ? NULL :
+		ok(auditfields_vfs(dir, "quarantine", i == 1 ? NULL :
 		    "0000:e3:00.0", i == 1 ? &one : &l, reasons[i], NULL, NULL) == 0,
 		    "line %zu appended", i + 1);
 	got[0] = '\0';
