@@ -8,19 +8,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "checkline.h"
 #include "checkpool.h"
 #include "endpoint.h"
 #include "guestproto.h"
 #include "io.h"
 
-static const char *const verdict_names[] = {
-	"ok", "failed", "unknown", "rpc_error", "unsupported_agent"
-};
-
 const char *
 checkpool_verdict_name(enum checkpool_verdict v)
 {
-	return verdict_names[v];
+	return checkline_verdict_name((enum checkline_verdict)v);
 }
 
 int

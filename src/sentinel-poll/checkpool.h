@@ -20,14 +20,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "checkline.h"
 #include "guestcheck.h"
 
+/* A guest check's verdicts: those of the check line (checkline.h). */
 enum checkpool_verdict {
-	CP_OK,
-	CP_FAILED,			/* detail: the nvrm message */
-	CP_UNKNOWN,
-	CP_RPC_ERROR,			/* detail: what failed */
-	CP_UNSUPPORTED			/* an agent without the method */
+	CP_OK = CHECKLINE_OK,
+	CP_FAILED = CHECKLINE_FAILED,		/* detail: the nvrm message */
+	CP_UNKNOWN = CHECKLINE_UNKNOWN,
+	CP_RPC_ERROR = CHECKLINE_RPC_ERROR,	/* detail: what failed */
+	CP_UNSUPPORTED = CHECKLINE_UNSUPPORTED	/* no such method */
 };
 
 /* "ok", "failed", "unknown", "rpc_error", "unsupported_agent" (static). */

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "checkline.h"
 #include "checkpool.h"
 #include "confirm.h"
 #include "guestproto.h"
@@ -338,18 +339,8 @@ static void
 emit_check(struct poller *p, const struct target *t,
     enum checkpool_verdict v, const char *detail)
 {
-	json_t *o;
-
-	o = json_pack("{s:s, s:s, s:s, s:s}", "check",
-	    checkpool_verdict_name(v), "vf_address", t->vf, "instance_id",
-	    t->instance_id, "assigned_at", t->claimed_at);
-	if (o != NULL && detail != NULL && json_object_set_new(o,
-	    v == CP_FAILED ? "nvrm" : "error",
-	    jsonl_string_lossy(detail, strlen(detail))) == -1) {
-		json_decref(o);
-		o = NULL;
-	}
-	emit(p, o);
+	emit(p, checkline_new((enum checkline_verdict)v, t->vf,
+	    t->instance_id, t->claimed_at, detail));
 }
 
 /*
@@ -726,8 +717,7 @@ scan(struct poller *p)
 	} else if (p->stop.why == RUNNING) {
 		tell(p, &(struct poller_event){ .kind = POLLER_EV_LIST_FAILED,
 		    .why = why.text });
-		emit(p, json_pack("{s:s, s:o}", "check", "list_error", "error",
-		    jsonl_string_lossy(why.text, strlen(why.text))));
+		emit(p, checkline_list_error(why.text));
 	}
 	targets_release(&all);
 }

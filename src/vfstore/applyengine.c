@@ -15,6 +15,7 @@
 
 #include "applyengine.h"
 #include "applybatch.h"
+#include "checkline.h"
 #include "healthrules.h"
 #include "io.h"
 #include "jsonl.h"
@@ -25,17 +26,12 @@
 #include "wait.h"
 #include "healthfile.h"
 
-static const char *const check_name[APPLY_CHECK_N] = {
-	"ok", "failed", "unknown", "rpc_error", "unsupported_agent",
-	"list_error"
-};
-
 #define METRICS_EVERY_MS 1000	/* textfile writes while lines stream */
 
 const char *
 applyengine_check_name(enum apply_check k)
 {
-	return k < APPLY_CHECK_N ? check_name[k] : "";
+	return checkline_verdict_name((enum checkline_verdict)k);
 }
 
 static void __attribute__((format(printf, 2, 3)))
@@ -49,46 +45,21 @@ item_error(struct item *it, const char *fmt, ...)
 	it->error = it->errbuf;
 }
 
-/* Reads the string field key of a check line; NULL (and an error) if it
- * is missing, not a string, or too long. */
-static const char *
-item_field(struct item *it, const char *key, size_t max)
-{
-	const char *v = jsonl_str(it->in, key);
-
-	if (it->error != NULL)
-		return NULL;
-	if (v == NULL)
-		item_error(it, "missing string field \"%s\"", key);
-	else if (strlen(v) > max)
-		item_error(it, "field \"%s\" is too long", key);
-	return it->error == NULL ? v : NULL;
-}
-
+/* Reads the check line; an ok or failed line is a report. */
 static void
 item_classify(struct item *it)
 {
-	const char *check = item_field(it, "check", 64);
-	int k;
+	struct checkline cl;
 
-	for (k = 0; check != NULL && k < APPLY_CHECK_N; k++)
-		if (strcmp(check, check_name[k]) == 0)
-			break;
-	if (check == NULL)
-		return;
-	if (k == APPLY_CHECK_N) {
-		item_error(it, "unknown check \"%.64s\"", check);
-		return;
-	}
-	it->check = (enum apply_check)k;
-	if (k != APPLY_OK && k != APPLY_FAILED)
-		return;
-	it->rep.vf = item_field(it, "vf_address", 64);
-	it->rep.instance = item_field(it, "instance_id", STORE_STRING_MAX);
-	it->rep.assigned_at = item_field(it, "assigned_at", STORE_STRING_MAX);
-	if (it->error == NULL && !vf_addr_valid(it->rep.vf))
-		item_error(it, "invalid VF address \"%s\"", it->rep.vf);
-	it->report = it->error == NULL;
+	if (checkline_read(it->in, STORE_STRING_MAX, &cl, it->errbuf,
+	    sizeof(it->errbuf)) == -1)
+		it->error = it->errbuf;
+	it->check = (enum apply_check)cl.verdict;
+	it->rep.vf = cl.vf;
+	it->rep.instance = cl.instance_id;
+	it->rep.assigned_at = cl.assigned_at;
+	it->report = it->error == NULL &&
+	    (cl.verdict == CHECKLINE_OK || cl.verdict == CHECKLINE_FAILED);
 }
 
 /* Turns one reader result into a batch item. */
@@ -218,7 +189,8 @@ metrics_text(const struct apply *ap, struct prom *p)
 	prom_family(p, name, "counter", "Guest GPU init checks by result.");
 	for (k = 0; k < APPLY_CHECK_N; k++)
 		prom_sample(p, name, (const char *[]){ "result",
-		    check_name[k], NULL }, (double)ap->checks[k]);
+		    checkline_verdict_name((enum checkline_verdict)k), NULL },
+		    (double)ap->checks[k]);
 }
 
 static void

@@ -23,14 +23,21 @@
 
 #include <jansson.h>
 
+#include "checkline.h"
 #include "healthrules.h"
 #include "store.h"
 
 #define APPLY_BATCH_MAX 256	/* check lines per lock/load/save */
 
+/* The check line's verdicts (checkline.h), in the engine's words. */
 enum apply_check {
-	APPLY_OK, APPLY_FAILED, APPLY_UNKNOWN, APPLY_RPC_ERROR,
-	APPLY_UNSUPPORTED, APPLY_LIST_ERROR, APPLY_CHECK_N
+	APPLY_OK = CHECKLINE_OK,
+	APPLY_FAILED = CHECKLINE_FAILED,
+	APPLY_UNKNOWN = CHECKLINE_UNKNOWN,
+	APPLY_RPC_ERROR = CHECKLINE_RPC_ERROR,
+	APPLY_UNSUPPORTED = CHECKLINE_UNSUPPORTED,
+	APPLY_LIST_ERROR = CHECKLINE_LIST_ERROR,
+	APPLY_CHECK_N = CHECKLINE_VERDICT_N
 };
 
 enum apply_event_kind {
