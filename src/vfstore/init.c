@@ -1,7 +1,6 @@
 /*
  * init.c - the store's setup: vfstore init creates DATA_DIR/gpu and its
- * lock file, vfstore config prints the effective configuration (SPEC.md
- * 4.1, 4.2).
+ * lock file (SPEC.md 4.1).
  */
 #include <errno.h>
 #include <pwd.h>
@@ -63,18 +62,4 @@ cmd_init(struct ctx *c)
 		    "{s:s}", "dir", c->s.dir);
 	return emit(json_pack("{s:s, s:b}", "data_dir", c->conf.data_dir,
 	    "created", created));
-}
-
-/* The effective configuration (file, then options): SPEC.md 4.2. */
-int
-cmd_config(struct ctx *c)
-{
-	json_t *obj = conf_json(&c->conf);
-
-	if (obj == NULL && errno == EILSEQ) {
-		log_msg(LVL_ERROR, "configuration: a path is not valid UTF-8",
-		    NULL);
-		return EX_CONFIG;
-	}
-	return emit(obj);
 }
