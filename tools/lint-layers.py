@@ -99,9 +99,6 @@ PENDING = {
     "src/vfstore/edit.c": [
         "check_vf_present", "cmd_clear", "cmd_quarantine", "target_vfs"
     ],
-    "src/vfstore/report.c": [
-        "cmd_check", "log_report"
-    ],
 }
 
 

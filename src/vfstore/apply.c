@@ -67,7 +67,7 @@ apply_event(void *arg, const struct apply_event *ev)
 		    "failures", "{s:s, s:s, s:s}", "vf", rep->vf,
 		    "instance_id", rep->instance, "error", ev->error);
 	} else if (ev->kind == APPLY_EV_REPORT) {
-		log_report(rep, ev->failure, c->conf.threshold, ev->nvrm);
+		report_log(rep, ev->failure, c->conf.threshold, ev->nvrm);
 	} else if (ev->kind == APPLY_EV_AUDIT) {
 		log_msg(LVL_ERROR, "cannot write the audit log",
 		    "{s:s, s:s, s:s, s:s}", "vf", rep->vf, "instance_id",

@@ -1,7 +1,7 @@
 /*
  * report.c - vfstore's report-failure and report-success (SPEC.md 4.2),
- * the one-shot form of what `apply` does for a stream, and check, which
- * loads every file (show is show.c).
+ * the one-shot form of what `apply` does for a stream (check is
+ * check.c, show show.c).
  */
 #include <errno.h>
 #include <string.h>
@@ -89,7 +89,7 @@ run_report(struct ctx *c, bool failure, struct health_report *rep)
 }
 
 void
-log_report(const struct health_report *rep, bool failure, unsigned threshold,
+report_log(const struct health_report *rep, bool failure, unsigned threshold,
     const char *nvrm)
 {
 	const char *fmt = "{s:s, s:s, s:s, s:I, s:I}";
@@ -128,7 +128,7 @@ cmd_report(struct ctx *c, bool failure)
 		return rc;
 	if ((rc = run_report(c, failure, &rep)) != 0)
 		return rc;
-	log_report(&rep, failure, c->conf.threshold, "");
+	report_log(&rep, failure, c->conf.threshold, "");
 	return emit(failure ? health_failure_json(&rep, c->conf.threshold) :
 	    health_success_json(&rep));
 }
@@ -143,41 +143,4 @@ int
 cmd_report_success(struct ctx *c)
 {
 	return cmd_report(c, false);
-}
-
-/* --- check ------------------------------------------------------ */
-
-int
-cmd_check(struct ctx *c)
-{
-	struct health h = { 0 };
-	struct claims cl = { 0 };
-	struct drains d = { 0 };
-	json_t *out;
-	int rc = 0;
-
-	if (store_lock(&c->s, false, c->cli.lock_timeout) < 0 &&
-	    !c->s.unavailable)
-		return lock_store(c, false);
-	if (c->s.unavailable || health_load(&c->s, &h, c->conf.threshold) < 0
-	    || claims_load(&c->s, &cl) < 0 || drains_load(&c->s, &d) < 0) {
-		cli_die_nomem(&c->s);
-		out = json_pack("{s:s, s:s}", "status", "unavailable",
-		    "reason", c->s.why);
-		log_msg(LVL_ERROR, "VF health state unavailable", "{s:s}",
-		    "error", c->s.why);
-		rc = EX_UNAVAILABLE;
-	} else {
-		out = json_pack("{s:s, s:I, s:I, s:I, s:I}", "status", "ok",
-		    "records", (json_int_t)h.n, "quarantined",
-		    (json_int_t)health_count_quarantined(&h), "claims",
-		    (json_int_t)cl.n, "drained", (json_int_t)d.n);
-	}
-	store_unlock(&c->s);
-	health_release(&h);
-	claims_release(&cl);
-	drains_release(&d);
-	if (emit(out) != 0 && rc == 0)
-		rc = EX_IOERR;
-	return rc;
 }

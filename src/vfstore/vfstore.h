@@ -69,15 +69,19 @@ int save_health(struct ctx *c, const struct health *h,
     const struct health_view *v);
 void audited(struct ctx *c, int err, const char *key, const char *val);
 
-/* report.c: the reports, check; a report's log line (apply too). */
-void log_report(const struct health_report *rep, bool failure,
+/* report.c: the reports; a report's log line (apply too). */
+void report_log(const struct health_report *rep, bool failure,
     unsigned threshold, const char *nvrm);
 int cmd_report_failure(struct ctx *c);
 int cmd_report_success(struct ctx *c);
+
+/* check.c */
 int cmd_check(struct ctx *c);
 
 /* init.c */
 int cmd_init(struct ctx *c);
+
+/* config.c */
 int cmd_config(struct ctx *c);
 
 /* claims.c */
