@@ -183,6 +183,9 @@ load_files(struct run *r)
 	if (r->available && drains_load(s, &r->view.drains) == -1 &&
 	    unavailable(r, s->why) != 0)
 		return EX_OSERR;
+	if (r->available && suspects_load(s, &r->view.suspects) == -1 &&
+	    unavailable(r, s->why) != 0)
+		return EX_OSERR;
 	return 0;
 }
 
@@ -245,6 +248,7 @@ tally(struct run *r)
 	size_t n = r->view.inv.n;
 
 	r->names = calloc(n ? n : 1, sizeof(*r->names));
+	r->view.suspect_exclude = conf_suspect_exclude(&r->conf);
 	if (r->names == NULL || hostview_place(&r->view, r->available,
 	    true) == -1 ||
 	    (r->profiles = placement_profiles(&r->view.pl,
@@ -353,6 +357,9 @@ report_json(struct run *r)
 	    (json_int_t)r->view.pl.allocatable, "quarantined_slots",
 	    (json_int_t)r->view.pl.quarantined, "drained_slots",
 	    (json_int_t)r->view.pl.drained);
+	if (gpu != NULL && json_object_set_new(gpu, "suspect_slots",
+	    json_integer((json_int_t)r->view.pl.suspect)) < 0)
+		gpu = (json_decref(gpu), NULL);
 	if (gpu == NULL)
 		return NULL;
 	if (r->available)

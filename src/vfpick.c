@@ -47,7 +47,7 @@
 static const char usage[] =
     "usage: vfpick [-c FILE] [--data-dir DIR] [--sysfs-root DIR]\n"
     "              [--lock-timeout S] [--log-level LEVEL] --profile NAME\n"
-    "              [--vf VF [--include-quarantined]]\n"
+    "              [--vf VF [--include-quarantined] [--include-suspect]]\n"
     "              [--claim ID [--vsock EP] [--control-socket PATH]\n"
     "              [--configure | --adopt [--proc-root DIR]]\n"
     "              [--format json|libvirt]] [--seed N]\n"
@@ -62,6 +62,8 @@ static const char usage[] =
     "                        must offer the profile and be unused\n"
     "  --include-quarantined\n"
     "                        with --vf: accept a quarantined VF\n"
+    "  --include-suspect     with --vf: accept a suspect VF under\n"
+    "                        suspect.placement exclude (a verification)\n"
     "  --claim ID            claim the chosen VF for instance ID before\n"
     "                        anything touches it\n"
     "  --vsock EP            the guest endpoint kept in the claim for\n"
@@ -93,6 +95,7 @@ enum {
 	OPT_SEED,
 	OPT_VF,
 	OPT_INCLUDE_QUARANTINED,
+	OPT_INCLUDE_SUSPECT,
 	OPT_ADOPT,
 	OPT_PROC_ROOT,
 	OPT_FORMAT
@@ -123,6 +126,8 @@ check_args(struct run *r)
 		cli_usage_error(&r->cli, "--control-socket: empty path");
 	if (r->include_quarantined && r->pin[0] == '\0')
 		cli_usage_error(&r->cli, "--include-quarantined needs --vf");
+	if (r->include_suspect && r->pin[0] == '\0')
+		cli_usage_error(&r->cli, "--include-suspect needs --vf");
 	if (r->adopt && (r->pin[0] == '\0' || r->instance == NULL))
 		cli_usage_error(&r->cli, "--adopt needs --vf and --claim");
 	if (r->adopt && (r->configure || r->include_quarantined))
@@ -164,6 +169,7 @@ static const struct option opts[] = {
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "vf", required_argument, NULL, OPT_VF },
 	{ "include-quarantined", no_argument, NULL, OPT_INCLUDE_QUARANTINED },
+	{ "include-suspect", no_argument, NULL, OPT_INCLUDE_SUSPECT },
 	{ "adopt", no_argument, NULL, OPT_ADOPT },
 	{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
 	{ "format", required_argument, NULL, OPT_FORMAT },
@@ -204,6 +210,9 @@ parse_args(int argc, char **argv, struct run *r)
 			break;
 		case OPT_INCLUDE_QUARANTINED:
 			r->include_quarantined = true;
+			break;
+		case OPT_INCLUDE_SUSPECT:
+			r->include_suspect = true;
 			break;
 		case OPT_ADOPT:
 			r->adopt = true;
@@ -272,6 +281,7 @@ fail_load(const struct store *s)
 static int
 load_state(struct run *r)
 {
+	r->view.suspect_exclude = conf_suspect_exclude(&r->conf);
 	if (hostview_load(&r->view, r->conf.sysfs_root,
 	    r->conf.threshold) == 0) {
 		if (r->view.skipped > 0)
@@ -405,10 +415,18 @@ pin_refusal(const struct run *r, const struct placement_vf *v, char *msg,
 		(void)snprintf(msg, len, "VF health state unknown");
 		break;
 	default:
-		return NULL;
+		if (!v->suspect || !r->view.pl.suspect_exclude ||
+		    r->include_suspect)
+			return NULL;
+		(void)snprintf(msg, len, "VF %s is suspect and awaits its "
+		    "verification (vfrecover --verify-suspects; a "
+		    "verification passes --include-suspect)", r->pin);
 	}
 	return msg;
 }
+
+#define SUSPECT_WARNING "placing on a suspect VF: its last assignment " \
+	"ended before its guest said OK"
 
 /* --vf: the pinned VF, if it can take the profile (SPEC.md 4.3). */
 static int
@@ -429,6 +447,10 @@ select_pinned(struct run *r, const struct vf_info **out)
 	if (v->quarantined)
 		log_msg(LVL_WARN, "placing on a quarantined VF "
 		    "(--include-quarantined)", "{s:s}", "vf", r->pin);
+	else if (v->suspect && r->instance != NULL)
+		claim_warn(r, SUSPECT_WARNING, r->pin);
+	else if (v->suspect)
+		log_msg(LVL_WARN, SUSPECT_WARNING, "{s:s}", "vf", r->pin);
 	return 0;
 }
 

@@ -89,3 +89,50 @@ setup() {
 	run -0 jq -r .vf_address <<<"$output"
 	assert_output 0000:e3:00.4
 }
+
+# suspect VF...: a suspect file suspecting each VF (SPEC.md 7.3).
+suspect() {
+	local vf list=
+	mkdir -p "$DATA/gpu"
+	for vf; do
+		list="$list${list:+,}{\"vf_address\":\"$vf\",\"instance_id\":\"i-$vf\",\"assigned_at\":\"2026-12-07T10:00:00Z\",\"ended_at\":\"2026-12-07T10:00:09Z\",\"ended\":\"unclean\",\"source\":\"libvirt-hook: reason=crashed\"}"
+	done
+	printf '{"version":1,"suspects":[%s]}' "$list" >"$DATA/gpu/vf-suspect.json"
+}
+
+@test "suspect.placement last (the default without a verify command): a suspect VF only when nothing else fits" {
+	local i
+	suspect 0000:e3:00.4
+	for i in 1 2 3 4 5 6; do
+		run -0 --separate-stderr pick --profile "$P12" --seed $i
+		run -0 jq -r .vf_address <<<"$output"
+		assert_output 0000:e3:00.5
+	done
+	suspect 0000:e3:00.4 0000:e3:00.5
+	run -0 --separate-stderr pick --profile "$P12"
+	run -0 jq -r .vf_address <<<"$output"
+	assert_output --regexp '^0000:e3:00\.[45]$'
+	# Pinned: taken, with a warning in the line and the log.
+	run -0 --separate-stderr pick --profile "$P12" --vf 0000:e3:00.4 --claim t-1
+	run -0 jq -r .warning <<<"$output"
+	assert_output --partial "suspect VF"
+}
+
+@test "suspect.placement exclude (auto with a verify command): never offered; pinned only with --include-suspect" {
+	suspect 0000:e3:00.4 0000:e3:00.5
+	echo 'recovery.verify_command = /bin/true' >"$VFSENTINEL_CONF"
+	run -1 --separate-stderr pick --profile "$P12"
+	run -1 --separate-stderr pick --profile "$P12" --vf 0000:e3:00.4 --claim v-1
+	assert_output ""
+	[[ $stderr == *"suspect"*"--include-suspect"* ]]
+	run -0 --separate-stderr pick --profile "$P12" --vf 0000:e3:00.4 --claim verify-0000:e3:00.4 --include-suspect
+	run -64 --separate-stderr pick --profile "$P12" --include-suspect
+	echo 'suspect.placement = last' >>"$VFSENTINEL_CONF"
+	run -0 --separate-stderr pick --profile "$P12"
+}
+
+@test "a suspect file that does not load fails closed: no placement (69)" {
+	mkdir -p "$DATA/gpu"
+	echo '{"version":1,"suspects":{}}' >"$DATA/gpu/vf-suspect.json"
+	run -69 --separate-stderr pick --profile "$P12"
+}

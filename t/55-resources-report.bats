@@ -65,7 +65,7 @@ random_host() {
 	upstream_host
 	run -0 --separate-stderr report
 	run jq -c '.gpu | del(.cards[0].name)' <<<"$output"
-	assert_output '{"mode":"vgpu","total_slots":3,"used_slots":1,"allocatable_slots":1,"quarantined_slots":1,"drained_slots":0,"profiles":[{"name":"NVIDIA L40S-12Q","framebuffer_mb":12288,"available":1},{"name":"NVIDIA L40S-24Q","framebuffer_mb":24576,"available":1}],"cards":[{"address":"0000:e3:00.0","vfs":3,"used":1,"quarantined":1,"drained":0}],"systemic_failure_suspected":false}'
+	assert_output '{"mode":"vgpu","total_slots":3,"used_slots":1,"allocatable_slots":1,"quarantined_slots":1,"drained_slots":0,"suspect_slots":0,"profiles":[{"name":"NVIDIA L40S-12Q","framebuffer_mb":12288,"available":1},{"name":"NVIDIA L40S-24Q","framebuffer_mb":24576,"available":1}],"cards":[{"address":"0000:e3:00.0","vfs":3,"used":1,"quarantined":1,"drained":0}],"systemic_failure_suspected":false}'
 }
 
 @test "card names come from libpci" {
@@ -94,7 +94,7 @@ random_host() {
 	h=$(sha "$DATA/gpu/vf-health.json")
 	run -0 --separate-stderr report
 	run jq -c '.gpu | del(.cards[0].name, .placement_disabled_reason)' <<<"$output"
-	assert_output '{"mode":"vgpu","total_slots":3,"used_slots":1,"allocatable_slots":0,"quarantined_slots":0,"drained_slots":0,"cards":[{"address":"0000:e3:00.0","vfs":3,"used":1,"quarantined":0,"drained":0}]}'
+	assert_output '{"mode":"vgpu","total_slots":3,"used_slots":1,"allocatable_slots":0,"quarantined_slots":0,"drained_slots":0,"suspect_slots":0,"cards":[{"address":"0000:e3:00.0","vfs":3,"used":1,"quarantined":0,"drained":0}]}'
 	run -0 --separate-stderr report
 	[[ "$(jq -r .gpu.placement_disabled_reason <<<"$output")" == "VF health state unavailable: "?* ]]
 	run -0 --separate-stderr report --format prometheus

@@ -155,11 +155,12 @@ random_states() {
 	refute_line --partial '0000:e4:00.4'
 }
 
-@test "prometheus: vfsentinel_card_vfs has the five states of each card, summing to its VFs" {
+@test "prometheus: vfsentinel_card_vfs has the six states of each card, summing to its VFs" {
 	five_states
 	run -0 --separate-stderr report --format prometheus
 	run -0 grep '^vfsentinel_card_vfs{' <<<"$output"
-	assert_equal "${#lines[@]}" 10
+	assert_equal "${#lines[@]}" 12
+	assert_line 'vfsentinel_card_vfs{card="0000:e3:00.0",state="suspect"} 0'
 	assert_line 'vfsentinel_card_vfs{card="0000:e3:00.0",state="drained"} 0'
 	assert_line 'vfsentinel_card_vfs{card="0000:e4:00.0",state="drained"} 0'
 	assert_line 'vfsentinel_card_vfs{card="0000:e3:00.0",state="free"} 1'
@@ -205,7 +206,7 @@ random_states() {
 	run -0 "$VFS_TOOLS/promtool" check metrics <"$T/r.prom"
 	[ -z "$(dup_series "$T/r.prom")" ]
 	run -0 grep -c '^# HELP vfsentinel_' "$T/r.prom"
-	assert_output 5
+	assert_output 6
 }
 
 # The systemic rule (SPEC.md 6.5) on an 8-card host of 4 VFs each
@@ -395,4 +396,33 @@ systemic_is() {
 	rm "$DATA/gpu/vf-claims.json"
 	run -0 --separate-stderr report
 	assert_output '{}'
+}
+
+# suspects VF...: a suspect file suspecting each VF (SPEC.md 7.3).
+suspects() {
+	local vf list=
+	for vf; do
+		list="$list${list:+,}{\"vf_address\":\"$vf\",\"instance_id\":\"i-$vf\",\"assigned_at\":\"2026-12-07T10:00:00Z\",\"ended_at\":\"2026-12-07T10:00:09Z\",\"ended\":\"unclean\",\"source\":\"reconcile: control socket refused connections\"}"
+	done
+	printf '{"version":1,"suspects":[%s]}' "$list" >"$DATA/gpu/vf-suspect.json"
+}
+
+@test "suspect VFs: suspect_slots, the state suspect (after quarantined and drained), the gauges; exclude takes them out of allocatable" {
+	five_states
+	suspects 0000:e3:00.4 0000:e3:00.5 0000:e3:00.7
+	run -0 --separate-stderr report
+	run -0 jq -c '.gpu | [.suspect_slots, .allocatable_slots]' <<<"$output"
+	assert_output '[2,2]'
+	run -0 --separate-stderr report --vfs
+	run -0 jq -rs 'map("\(.vf_address) \(.state)") | join(",")' <<<"$output"
+	assert_output --partial "0000:e3:00.4 suspect,0000:e3:00.5 suspect,0000:e3:00.6 dirty,0000:e3:00.7 quarantined"
+	run -0 --separate-stderr report --format prometheus
+	assert_line 'vfsentinel_suspect_vfs 2'
+	assert_line 'vfsentinel_card_vfs{card="0000:e3:00.0",state="suspect"} 2'
+	assert_line 'vfsentinel_card_vfs{card="0000:e3:00.0",state="quarantined"} 2'
+	echo 'suspect.placement = exclude' >"$VFSENTINEL_CONF"
+	run -0 --separate-stderr report
+	run -0 jq -c '.gpu | [.suspect_slots, .allocatable_slots,
+	    (.profiles[] | select(.name == "NVIDIA L40S-12Q") | .available)]' <<<"$output"
+	assert_output '[2,1,1]'
 }

@@ -511,3 +511,18 @@ boot_and_end() {
 		[ ! -e "$DATA/gpu/vf-suspect.json" ]
 	done
 }
+
+@test "prepare refuses a suspect VF under suspect.placement exclude, naming the verification; takes it with a warning under last" {
+	mkdir -p "$DATA/gpu"
+	printf '{"version":1,"suspects":[{"vf_address":"%s","instance_id":"old","assigned_at":"2026-12-07T10:00:00Z","ended_at":"2026-12-07T10:00:09Z","ended":"unclean","source":"libvirt-hook: reason=crashed"}]}' \
+		$VF4 >"$DATA/gpu/vf-suspect.json"
+	echo 'suspect.placement = exclude' >>"$VFSENTINEL_CONF"
+	domain_xml hostdev=$VF4 profile="$P12" >"$T/dom.xml"
+	run -1 --separate-stderr hook prepare begin
+	assert_equal "$output" ""
+	[[ ${stderr_lines[-1]} == "vfsentinel: VF $VF4 is suspect"*"vfrecover --verify-suspects"* ]]
+	sed -i 's/^suspect.placement = exclude$/suspect.placement = last/' "$VFSENTINEL_CONF"
+	run -0 --separate-stderr hook prepare begin
+	run -0 jq -r 'select(.level == "warn") | .msg' <<<"$stderr"
+	assert_output --partial "suspect VF"
+}

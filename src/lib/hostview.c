@@ -11,7 +11,8 @@ hostview_load_stores(struct hostview *v, unsigned threshold)
 {
 	if (health_load(&v->store, &v->health, threshold) == -1 ||
 	    claims_load(&v->store, &v->claims) == -1 ||
-	    drains_load(&v->store, &v->drains) == -1) {
+	    drains_load(&v->store, &v->drains) == -1 ||
+	    suspects_load(&v->store, &v->suspects) == -1) {
 		v->failed = HOSTVIEW_STORES;
 		return -1;
 	}
@@ -37,6 +38,8 @@ hostview_place(struct hostview *v, bool health_known, bool drains_known)
 		v->failed = HOSTVIEW_PLACEMENT;
 		return -1;
 	}
+	if (health_known)
+		placement_suspects(&v->pl, &v->suspects, v->suspect_exclude);
 	return 0;
 }
 
@@ -59,6 +62,7 @@ hostview_release(struct hostview *v)
 	health_release(&v->health);
 	claims_release(&v->claims);
 	drains_release(&v->drains);
+	suspects_release(&v->suspects);
 	sysfs_inventory_release(&v->inv);
 	placement_release(&v->pl);
 	v->skipped = 0;

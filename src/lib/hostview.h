@@ -23,6 +23,7 @@
 
 #include "claims.h"
 #include "drain.h"
+#include "suspect.h"
 #include "healthfile.h"
 #include "placement.h"
 #include "store.h"
@@ -42,6 +43,9 @@ struct hostview {
 	struct health health;
 	struct claims claims;
 	struct drains drains;
+	struct suspects suspects;	/* SPEC.md 7.3 */
+	bool suspect_exclude;		/* the caller's: conf_suspect_
+					   exclude() */
 	struct vf_inventory inv;
 	struct placement pl;
 	size_t skipped;			/* VFs sysfs did not let us read */
@@ -49,7 +53,8 @@ struct hostview {
 };
 
 /*
- * Loads the health store (with threshold), the claims and the drains,
+ * Loads the health store (with threshold), the claims, the drains and
+ * the suspects,
  * all or nothing, under the lock the caller holds. 0, or -1 with
  * v->failed HOSTVIEW_STORES and the reason in v->store.
  */

@@ -258,7 +258,8 @@ static enum placement_role
 role_of(const struct placement *p, const struct placement_vf *v,
     const char *profile)
 {
-	if (v->quarantined || v->drained || v->state == PLACEMENT_CLAIMED)
+	if (v->quarantined || v->drained || v->state == PLACEMENT_CLAIMED ||
+	    (v->suspect && p->suspect_skip))
 		return PLACEMENT_NONE;
 	if (v->state == PLACEMENT_FREE)
 		return advertised_id(v->vi, profile) != 0 ? PLACEMENT_CLEAN :
@@ -267,10 +268,12 @@ role_of(const struct placement *p, const struct placement_vf *v,
 	    PLACEMENT_LEFTOVER : PLACEMENT_NONE;
 }
 
-void
-placement_candidates(struct placement *p, const char *profile)
+/* The roles and the cards' counts; true when some VF is a candidate. */
+static bool
+candidates_pass(struct placement *p, const char *profile)
 {
 	struct placement_card *cs;
+	bool any = false;
 	size_t i;
 
 	for (i = 0; i < p->ncards; i++)
@@ -282,6 +285,51 @@ placement_candidates(struct placement *p, const char *profile)
 			cs->nclean++;
 		else if (p->vf[i].role == PLACEMENT_LEFTOVER)
 			cs->nleftover++;
+		any |= p->vf[i].role != PLACEMENT_NONE;
+	}
+	return any;
+}
+
+/* Suspects are left out; under suspect.placement last they come back
+ * when nothing else on any card fits (SPEC.md 7.3). */
+void
+placement_candidates(struct placement *p, const char *profile)
+{
+	p->suspect_skip = true;
+	if (!candidates_pass(p, profile) && !p->suspect_exclude) {
+		p->suspect_skip = false;
+		(void)candidates_pass(p, profile);
+	}
+}
+
+void
+placement_suspects(struct placement *p, const struct suspects *s,
+    bool exclude)
+{
+	struct placement_card *cs;
+	struct placement_vf *v;
+	size_t i;
+
+	p->suspect_exclude = exclude;
+	for (i = 0; s != NULL && i < p->inv->n; i++) {
+		v = &p->vf[i];
+		if (suspects_find(s, v->vi->addr) == NULL)
+			continue;
+		v->suspect = true;
+		if (v->quarantined)
+			continue;
+		cs = card_of(p, v->vi->card);
+		cs->suspect++;
+		p->suspect++;
+		if (exclude && v->allocatable) {
+			v->allocatable = false;
+			p->allocatable--;
+		}
+		if (v->view == PLACEMENT_VIEW_DRAINED)
+			continue;
+		cs->views[v->view]--;
+		v->view = PLACEMENT_VIEW_SUSPECT;
+		cs->views[v->view]++;
 	}
 }
 
@@ -388,7 +436,8 @@ placement_view_name(enum placement_view view)
 		[PLACEMENT_VIEW_CLAIMED] = "claimed",
 		[PLACEMENT_VIEW_DIRTY] = "dirty",
 		[PLACEMENT_VIEW_QUARANTINED] = "quarantined",
-		[PLACEMENT_VIEW_DRAINED] = "drained"
+		[PLACEMENT_VIEW_DRAINED] = "drained",
+		[PLACEMENT_VIEW_SUSPECT] = "suspect"
 	};
 
 	return view < PLACEMENT_NVIEWS ? names[view] : "unknown";

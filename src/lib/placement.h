@@ -20,6 +20,7 @@
 
 #include "claims.h"
 #include "drain.h"
+#include "suspect.h"
 #include "healthfile.h"
 #include "store.h"
 #include "sysfs.h"
@@ -36,8 +37,8 @@ enum placement_state {
 
 /*
  * The state an operator sees (SPEC.md 4.5 --vfs and the per-card gauges):
- * quarantined wins over drained, drained over claimed and dirty, so every
- * VF has exactly one.
+ * quarantined wins over drained, drained over suspect, suspect over
+ * claimed and dirty (7.3), so every VF has exactly one.
  */
 enum placement_view {
 	PLACEMENT_VIEW_FREE,
@@ -45,6 +46,7 @@ enum placement_view {
 	PLACEMENT_VIEW_DIRTY,
 	PLACEMENT_VIEW_QUARANTINED,
 	PLACEMENT_VIEW_DRAINED,
+	PLACEMENT_VIEW_SUSPECT,		/* SPEC.md 7.3: after drained */
 	PLACEMENT_NVIEWS
 };
 
@@ -64,6 +66,7 @@ struct placement_vf {
 	enum placement_state state;
 	bool quarantined;		/* never while health is unknown */
 	bool drained;			/* in the drain file (drain.h) */
+	bool suspect;			/* in the suspect file (suspect.h) */
 	enum placement_view view;
 	bool allocatable;		/* free, not quarantined, not drained,
 					   health and drains known */
@@ -76,6 +79,7 @@ struct placement_card {
 	unsigned used;
 	unsigned quarantined;
 	unsigned drained;		/* drained and not quarantined */
+	unsigned suspect;		/* suspect, not quarantined */
 	unsigned views[PLACEMENT_NVIEWS];	/* VFs per view; sum = vfs */
 	unsigned long long load_mb;	/* framebuffer its used VFs hold */
 	bool unknown_load;		/* one holds a type no VF offers */
@@ -95,8 +99,21 @@ struct placement {
 	unsigned used;
 	unsigned quarantined;
 	unsigned drained;		/* drained and not quarantined */
+	unsigned suspect;		/* suspect, not quarantined */
+	bool suspect_exclude;		/* suspect.placement acts as
+					   exclude (else last) */
+	bool suspect_skip;		/* placement_candidates() */
 	unsigned allocatable;
 };
+
+/*
+ * Marks the suspect VFs of s (SPEC.md 7.3): their view is suspect unless
+ * quarantined or drained; with exclude they are not allocatable and
+ * never candidates, without it (suspect.placement last) they are
+ * candidates only when no other VF on any card fits.
+ */
+void placement_suspects(struct placement *p, const struct suspects *s,
+    bool exclude);
 
 /*
  * Classifies every VF of inv and sums up the cards. h is NULL when the

@@ -133,6 +133,7 @@ lock_store(struct hook *h, char *msg, size_t len)
 static int
 load_all(struct hook *h, char *msg, size_t len)
 {
+	h->view.suspect_exclude = conf_suspect_exclude(&h->conf);
 	if (hostview_load(&h->view, h->conf.sysfs_root,
 	    h->conf.threshold) == 0)
 		return 0;
@@ -202,6 +203,10 @@ prepare_refusal(const struct hook *h, const struct placement_vf *v,
 		    "operator%s", vf, hint);
 	else if (v->drained)
 		(void)snprintf(msg, len, "VF %s is drained%s", vf, hint);
+	else if (v->suspect && h->view.pl.suspect_exclude)
+		(void)snprintf(msg, len, "VF %s is suspect (its last domain "
+		    "ended before the guest said OK) until its verification "
+		    "passes (vfrecover --verify-suspects)%s", vf, hint);
 	else if (v->claim != NULL)
 		(void)snprintf(msg, len, "VF %s is claimed by instance "
 		    "%.256s%s", vf, v->claim->instance_id, hint);
@@ -258,6 +263,10 @@ prepare(struct hook *h)
 	}
 	if (prepare_refusal(h, v, msg, sizeof(msg)) != NULL)
 		return phases_refuse(msg);
+	if (v->suspect)
+		log_msg(LVL_WARN, "placing on a suspect VF: its last domain "
+		    "ended before the guest said OK", "{s:s, s:s}", "vf", vf,
+		    "domain", h->dom.name);
 	return claim_new(h, v);
 }
 

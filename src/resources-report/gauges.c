@@ -68,6 +68,9 @@ capacity_prom(const struct run *r, struct prom *p)
 	prom_gauge(p, "hypeman_instances_vgpu_quarantined_vfs", "Quarantined "
 	    "VFs on this host (0 while the health state is unavailable).",
 	    r->view.pl.quarantined);
+	prom_gauge(p, "vfsentinel_suspect_vfs", "Suspect VFs on this host "
+	    "(SPEC.md 7.3: an assignment ended abruptly before its guest "
+	    "said OK), not quarantined.", r->view.pl.suspect);
 	prom_gauge(p, "hypeman_instances_vgpu_vf_health_store_unavailable",
 	    "1 while the VF health store or claims ledger cannot be loaded.",
 	    !r->available);

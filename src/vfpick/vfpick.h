@@ -22,6 +22,7 @@ struct run {
 	char *control_socket;
 	char pin[VF_ADDR_LEN + 1];	/* --vf, canonical; "" when not given */
 	bool include_quarantined;
+	bool include_suspect;		/* --include-suspect (SPEC.md 7.3) */
 	bool configure;
 	bool adopt;			/* --adopt */
 	bool libvirt_format;		/* --format libvirt */
