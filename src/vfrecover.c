@@ -181,7 +181,7 @@ static int
 audit(void *arg, const char *gpu_dir, const struct audit_event *ev)
 {
 	(void)arg;
-	return audit_append(gpu_dir, ev);
+	return auditlog_append(gpu_dir, ev);
 }
 
 /* The message of each error event, and the field before its "error". */

@@ -96,7 +96,7 @@ set_extra(json_t *obj, const json_t *extra)
 }
 
 json_t *
-audit_line(const struct audit_event *ev)
+auditlog_line(const struct audit_event *ev)
 {
 	char ts[TIMEFMT_MAX];
 	struct timespec now;
@@ -175,9 +175,9 @@ open_log(const char *gpu_dir, bool *created)
 }
 
 int
-audit_append(const char *gpu_dir, const struct audit_event *ev)
+auditlog_append(const char *gpu_dir, const struct audit_event *ev)
 {
-	json_t *obj = audit_line(ev);
+	json_t *obj = auditlog_line(ev);
 	char *text = NULL;
 	size_t len;
 	bool created;
@@ -312,7 +312,7 @@ walk(struct audit_walk *w, const char *gpu_dir, size_t *skipped)
 }
 
 int
-audit_read(const char *gpu_dir, const char *vf, const char *card,
+auditlog_read(const char *gpu_dir, const char *vf, const char *card,
     int (*fn)(const json_t *line, void *arg), void *arg, size_t *skipped)
 {
 	struct audit_walk w = { .vf = vf, .card = card, .fn = fn, .arg = arg };
@@ -321,7 +321,7 @@ audit_read(const char *gpu_dir, const char *vf, const char *card,
 }
 
 int
-audit_read_text(const char *gpu_dir, const char *text,
+auditlog_read_text(const char *gpu_dir, const char *text,
     int (*fn)(const json_t *line, void *arg), void *arg, size_t *skipped)
 {
 	struct audit_walk w = { .text = text, .fn = fn, .arg = arg };
@@ -353,15 +353,15 @@ last_line(const json_t *line, void *arg)
 }
 
 int
-audit_read_last(const char *gpu_dir, const char *vf, const char *card,
+auditlog_read_last(const char *gpu_dir, const char *vf, const char *card,
     unsigned long long limit, int (*fn)(const json_t *line, void *arg),
     void *arg, size_t *skipped)
 {
 	struct audit_last l = { 0, 0, fn, arg };
 
-	if (audit_read(gpu_dir, vf, card, count_line, &l, NULL) < 0)
+	if (auditlog_read(gpu_dir, vf, card, count_line, &l, NULL) < 0)
 		return -1;
 	l.skip = l.n > limit ? l.n - limit : 0;
 	l.n = 0;
-	return audit_read(gpu_dir, vf, card, last_line, &l, skipped);
+	return auditlog_read(gpu_dir, vf, card, last_line, &l, skipped);
 }

@@ -44,13 +44,13 @@ struct audit_event {
  * file has reached AUDIT_ROTATE_BYTES. 0, or -1 with errno (EINVAL: no
  * command, or extra not an object; EILSEQ: a string not UTF-8).
  */
-int audit_append(const char *gpu_dir, const struct audit_event *ev);
+int auditlog_append(const char *gpu_dir, const struct audit_event *ev);
 
 /*
  * The line of ev as a new JSON object (ts now, uid, user filled in), for
- * audit_append() and tests. New reference, or NULL with errno.
+ * auditlog_append() and tests. New reference, or NULL with errno.
  */
-json_t *audit_line(const struct audit_event *ev);
+json_t *auditlog_line(const struct audit_event *ev);
 
 /*
  * Calls fn on every line of GPU_DIR/audit.jsonl.1 then audit.jsonl (oldest
@@ -61,25 +61,25 @@ json_t *audit_line(const struct audit_event *ev);
  * returned; otherwise 0, or -1 with errno (a file that cannot be read;
  * a missing one is empty).
  */
-int audit_read(const char *gpu_dir, const char *vf, const char *card,
+int auditlog_read(const char *gpu_dir, const char *vf, const char *card,
     int (*fn)(const json_t *line, void *arg), void *arg, size_t *skipped);
 
 /*
- * audit_read() of the lines whose bytes hold text (such as
- * "\"command\":\"clear\"", as audit_append() writes it: compact JSON):
+ * auditlog_read() of the lines whose bytes hold text (such as
+ * "\"command\":\"clear\"", as auditlog_append() writes it: compact JSON):
  * the others are passed over unparsed, so a reader that wants a few lines
  * of a full log (2 MiB) does not parse all of it. Same returns.
  */
-int audit_read_text(const char *gpu_dir, const char *text,
+int auditlog_read_text(const char *gpu_dir, const char *text,
     int (*fn)(const json_t *line, void *arg), void *arg, size_t *skipped);
 
 /*
- * audit_read() that calls fn on the last limit matching lines only: a
+ * auditlog_read() that calls fn on the last limit matching lines only: a
  * first walk counts the matches, a second skips all but the last limit
  * (lines appended between the walks are passed too). Needs no memory
- * for the lines and no lock. Same returns as audit_read().
+ * for the lines and no lock. Same returns as auditlog_read().
  */
-int audit_read_last(const char *gpu_dir, const char *vf, const char *card,
+int auditlog_read_last(const char *gpu_dir, const char *vf, const char *card,
     unsigned long long limit, int (*fn)(const json_t *line, void *arg),
     void *arg, size_t *skipped);
 

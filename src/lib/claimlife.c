@@ -148,7 +148,7 @@ claimlife_audit(const char *gpu_dir, const struct claimlife_end *end)
 		return -1;
 	}
 	ev.extra = extra;
-	rc = audit_append(gpu_dir, &ev);
+	rc = auditlog_append(gpu_dir, &ev);
 	saved = errno;
 	json_decref(extra);
 	errno = saved;

@@ -117,7 +117,7 @@ int claimlife_release(struct store *s, struct claims *c,
 /*
  * The audit line of a durable release (SPEC.md 4.1): vf, reason, then
  * instance_id, liveness, domain and deconfigured. 0, or -1 with errno
- * (audit_append()'s; EILSEQ: a string not UTF-8).
+ * (auditlog_append()'s; EILSEQ: a string not UTF-8).
  */
 int claimlife_audit(const char *gpu_dir, const struct claimlife_end *end);
 

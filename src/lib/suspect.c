@@ -404,7 +404,7 @@ audit_one(const char *gpu_dir, const char *command, const struct suspect *sp,
 		return -1;
 	}
 	ev.extra = extra;
-	rc = audit_append(gpu_dir, &ev);
+	rc = auditlog_append(gpu_dir, &ev);
 	saved = errno;
 	json_decref(extra);
 	errno = saved;

@@ -90,7 +90,7 @@ void suspects_remove(struct suspects *d, const char *vf, bool *changed);
  * lock once the change is durable: "suspect" (vf, instance_id,
  * assigned_at, ended, source) for a new suspicion, "unsuspect" (the
  * same, and cause: "ok", "failure", "verify" or "clear") for its end.
- * 0, or -1 with errno (audit_append()'s; ENOMEM).
+ * 0, or -1 with errno (auditlog_append()'s; ENOMEM).
  */
 int suspect_audit(const char *gpu_dir, const struct suspect *sp);
 int suspect_audit_end(const char *gpu_dir, const struct suspect *sp,

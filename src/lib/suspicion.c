@@ -162,7 +162,7 @@ quarantine_second(struct store *s, struct health *h,
 	    sp->source, "suspected_before", first->instance_id);
 	ev.extra = extra;
 	if (suspect_audit(s->dir, sp) < 0 || extra == NULL ||
-	    audit_append(s->dir, &ev) < 0)
+	    auditlog_append(s->dir, &ev) < 0)
 		failed(v, s);
 	json_decref(extra);
 }

@@ -94,7 +94,7 @@ systemic_recoveries_load(const char *gpu_dir,
 	int saved;
 
 	memset(out, 0, sizeof(*out));
-	if (audit_read_text(gpu_dir, "\"command\":\"clear\"", recovery_line,
+	if (auditlog_read_text(gpu_dir, "\"command\":\"clear\"", recovery_line,
 	    out, NULL) == 0)
 		return 0;
 	saved = errno;

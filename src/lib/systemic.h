@@ -81,7 +81,7 @@ struct systemic_rule systemic_rule_of(const struct conf *c);
 
 /*
  * Reads the last recovery of each card from the audit log under gpu_dir
- * (audit_read_text(): the lines of prog "vfrecover", command "clear",
+ * (auditlog_read_text(): the lines of prog "vfrecover", command "clear",
  * outcome "done", their card and ts) into out, which the caller
  * releases. A line that says none of this is passed over. 0, or -1 with
  * errno (the log cannot be read: out then holds nothing; ENOMEM).

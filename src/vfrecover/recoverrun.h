@@ -8,7 +8,7 @@
  *
  * Nothing here prints or exits: step and result lines go to the caller's
  * emit function, whatever is worth a log line to its event function, and
- * each audit line to its audit function (audit_append() in the program,
+ * each audit line to its audit function (auditlog_append() in the program,
  * called under the store's exclusive lock). SIGTERM and SIGINT (sig.h)
  * finish the running step, restore if needed and end the run.
  */

@@ -47,7 +47,7 @@ auditfields_failures(const struct health *h, const struct vf_list *l)
 	return arr;
 }
 
-/* audit_append() with extra (a new reference, dropped; NULL: ENOMEM). */
+/* auditlog_append() with extra (a new reference, dropped; NULL: ENOMEM). */
 static int
 append(const char *gpu_dir, struct audit_event *ev, json_t *extra)
 {
@@ -58,7 +58,7 @@ append(const char *gpu_dir, struct audit_event *ev, json_t *extra)
 		return -1;
 	}
 	ev->extra = extra;
-	rc = audit_append(gpu_dir, ev);
+	rc = auditlog_append(gpu_dir, ev);
 	saved = errno;
 	json_decref(extra);
 	errno = saved;
@@ -125,7 +125,7 @@ auditfields_deconfigure(const char *gpu_dir, const char *vf,
 	struct audit_event ev = { .command = "deconfigure", .vf = vf,
 	    .reason = reason };
 
-	return audit_append(gpu_dir, &ev);
+	return auditlog_append(gpu_dir, &ev);
 }
 
 int

@@ -1,10 +1,10 @@
 /*
  * auditfields.h - the audit lines of vfstore's state changes (SPEC.md
  * 4.1): which fields the line of each command carries, written with
- * audit_append(). The caller holds the store's exclusive lock and calls
+ * auditlog_append(). The caller holds the store's exclusive lock and calls
  * after the change is durable; a failure leaves the change standing.
  * Nothing here prints or exits. Each writer returns 0, or -1 with errno
- * (audit_append()'s).
+ * (auditlog_append()'s).
  *
  *	command		fields besides ts, prog, uid, user, outcome
  *	quarantine	card (--card), vf (--vf), vfs, reason, failures

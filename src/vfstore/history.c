@@ -60,10 +60,10 @@ cmd_history(struct ctx *c)
 		return rc;
 	store_unlock(&c->s);
 	if (c->a.limit == NULL)
-		rc = audit_read(c->s.dir, c->a.vf, c->a.card, history_line,
+		rc = auditlog_read(c->s.dir, c->a.vf, c->a.card, history_line,
 		    NULL, &skipped);
 	else
-		rc = audit_read_last(c->s.dir, c->a.vf, c->a.card, limit,
+		rc = auditlog_read_last(c->s.dir, c->a.vf, c->a.card, limit,
 		    history_line, NULL, &skipped);
 	if (skipped > 0)
 		log_msg(LVL_WARN, "skipped audit lines that are not JSON "

@@ -129,7 +129,7 @@ why_note(struct why *w, const json_t *line, const char *cmd)
 	}
 }
 
-/* audit_read()'s callback: each VF the line names ("vfs", else "vf"). */
+/* auditlog_read()'s callback: each VF the line names ("vfs", else "vf"). */
 static int
 why_line(const json_t *line, void *arg)
 {
@@ -279,7 +279,7 @@ show_load(struct ctx *c, struct show *sh)
 		return rc;
 	if (show_list(sh, c->a.vf) < 0)
 		return EX_OSERR;
-	if (audit_read(c->s.dir, NULL, NULL, why_line, sh, &skipped) < 0)
+	if (auditlog_read(c->s.dir, NULL, NULL, why_line, sh, &skipped) < 0)
 		log_msg(LVL_WARN, "cannot read the audit log; \"why\" says "
 		    "less", "{s:s}", "error", strerror(errno));
 	return 0;

@@ -2,7 +2,7 @@
  * auditfields.c - unit tests (TAP) for vfstore's audit fields
  * (src/vfstore/auditfields.c): the failures of the named records in order, each
  * with its vf_address; a record without failures adds none; the line of
- * a quarantine or clear (card, vf, vfs, failures); and audit_read_last()
+ * a quarantine or clear (card, vf, vfs, failures); and auditlog_read_last()
  * (the last N matching lines, N 0 and N over the count).
  */
 #include <limits.h>
@@ -97,19 +97,19 @@ test_vfs_and_last(void)
 		    "0000:e3:00.0", i == 1 ? &one : &l, reasons[i], NULL, NULL) == 0,
 		    "line %zu appended", i + 1);
 	got[0] = '\0';
-	ok(audit_read_last(dir, NULL, NULL, 2, keep_last, got, NULL) == 0,
-	    "audit_read_last runs");
+	ok(auditlog_read_last(dir, NULL, NULL, 2, keep_last, got, NULL) == 0,
+	    "auditlog_read_last runs");
 	is_str(got, "r2 r3 ", "the last two lines, oldest first");
 	got[0] = '\0';
-	(void)audit_read_last(dir, NULL, "0000:e3:00.0", 5, keep_last, got,
+	(void)auditlog_read_last(dir, NULL, "0000:e3:00.0", 5, keep_last, got,
 	    NULL);
 	is_str(got, "r1 r3 ", "a limit over the count: every match");
 	got[0] = '\0';
-	(void)audit_read_last(dir, "0000:e3:00.4", NULL, 0, keep_last, got,
+	(void)auditlog_read_last(dir, "0000:e3:00.4", NULL, 0, keep_last, got,
 	    NULL);
 	is_str(got, "", "limit 0: none");
 	got[0] = '\0';
-	(void)audit_read_last(dir, "0000:e3:00.4", NULL, 1, keep_last, got,
+	(void)auditlog_read_last(dir, "0000:e3:00.4", NULL, 1, keep_last, got,
 	    NULL);
 	is_str(got, "r3 ", "--vf names it in vfs of a --card line");
 }

@@ -42,8 +42,8 @@ test_line(void)
 	char *text;
 
 	setenv("SUDO_USER", "alice", 1);
-	obj = audit_line(&ev);
-	ok(obj != NULL, "audit_line builds a line");
+	obj = auditlog_line(&ev);
+	ok(obj != NULL, "auditlog_line builds a line");
 	json_object_foreach(obj, key, v) {
 		strcat(keys, key);
 		strcat(keys, " ");
@@ -64,17 +64,17 @@ test_line(void)
 	json_decref(obj);
 	unsetenv("SUDO_USER");
 	ev.extra = NULL;
-	obj = audit_line(&ev);
+	obj = auditlog_line(&ev);
 	ok(obj != NULL && json_string_value(json_object_get(obj, "user")) !=
 	    NULL && strcmp(json_string_value(json_object_get(obj, "user")),
 	    "alice") != 0, "without SUDO_USER, the uid's name");
 	json_decref(obj);
 	ev.reason = "bad \xff";
-	ok(audit_line(&ev) == NULL && errno == EILSEQ,
+	ok(auditlog_line(&ev) == NULL && errno == EILSEQ,
 	    "a reason that is not UTF-8: EILSEQ");
 	ev.reason = NULL;
 	ev.command = NULL;
-	ok(audit_line(&ev) == NULL && errno == EINVAL, "no command: EINVAL");
+	ok(auditlog_line(&ev) == NULL && errno == EINVAL, "no command: EINVAL");
 	json_decref(extra);
 }
 
@@ -111,13 +111,13 @@ test_append_read(void)
 	size_t skipped = 9;
 	FILE *f;
 
-	ok(audit_append(dir, &ev) == 0, "append creates audit.jsonl");
+	ok(auditlog_append(dir, &ev) == 0, "append creates audit.jsonl");
 	ev.command = "clear";
 	ev.vf = NULL;
 	ev.card = "0000:e3:00.0";
 	ev.vfs = vfs;
 	ev.nvfs = 2;
-	ok(audit_append(dir, &ev) == 0, "a second line");
+	ok(auditlog_append(dir, &ev) == 0, "a second line");
 	snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
 	f = fopen(path, "a");
 	fputs("not json\n", f);
@@ -125,19 +125,19 @@ test_append_read(void)
 	ev.command = "other";
 	ev.card = "0000:e4:00.0";
 	ev.vfs = NULL;
-	ok(audit_append(dir, &ev) == 0, "a line for another card");
-	ok(audit_read(dir, NULL, NULL, collect, got, &skipped) == 0,
+	ok(auditlog_append(dir, &ev) == 0, "a line for another card");
+	ok(auditlog_read(dir, NULL, NULL, collect, got, &skipped) == 0,
 	    "read all");
 	is_str(got, "quarantine clear other ", "every line, in order");
 	ok(skipped == 1, "the bad line skipped and counted");
 	got[0] = '\0';
-	audit_read(dir, vfs[1], NULL, collect, got, NULL);
+	auditlog_read(dir, vfs[1], NULL, collect, got, NULL);
 	is_str(got, "clear ", "filter by VF finds it in vfs");
 	got[0] = '\0';
-	audit_read(dir, vfs[0], NULL, collect, got, NULL);
+	auditlog_read(dir, vfs[0], NULL, collect, got, NULL);
 	is_str(got, "quarantine clear ", "filter by VF: vf and vfs");
 	got[0] = '\0';
-	audit_read(dir, NULL, "0000:e4:00.0", collect, got, NULL);
+	auditlog_read(dir, NULL, "0000:e4:00.0", collect, got, NULL);
 	is_str(got, "other ", "filter by card");
 }
 
@@ -151,22 +151,22 @@ test_rotate(void)
 	memset(reason, 'x', sizeof(reason) - 1);
 	reason[sizeof(reason) - 1] = '\0';
 	for (i = 0; file_size("audit.jsonl") < AUDIT_ROTATE_BYTES; i++)
-		if (audit_append(dir, &ev) < 0)
+		if (auditlog_append(dir, &ev) < 0)
 			break;
 	ok(file_size("audit.jsonl.1") < 0, "no rotation below 1 MiB");
 	ev.command = "last";
 	ev.reason = NULL;
-	ok(audit_append(dir, &ev) == 0, "append at 1 MiB");
+	ok(auditlog_append(dir, &ev) == 0, "append at 1 MiB");
 	ok(file_size("audit.jsonl.1") >= AUDIT_ROTATE_BYTES,
 	    "the full file became audit.jsonl.1");
 	ok(file_size("audit.jsonl") > 0 && file_size("audit.jsonl") < 1000,
 	    "audit.jsonl starts again with one line");
-	audit_read(dir, NULL, "0000:e4:00.0", collect, got, NULL);
+	auditlog_read(dir, NULL, "0000:e4:00.0", collect, got, NULL);
 	is_str(got, "other ", "the reader reads the old generation first");
 	got[0] = '\0';
 	ev.command = "later";
-	audit_append(dir, &ev);
-	audit_read(dir, NULL, NULL, collect, got, NULL);
+	auditlog_append(dir, &ev);
+	auditlog_read(dir, NULL, NULL, collect, got, NULL);
 	ok(strlen(got) > 11 && strcmp(got + strlen(got) - 11, "last later ")
 	    == 0, "then the current one");
 }
