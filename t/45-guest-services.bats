@@ -215,3 +215,49 @@ ms_since() {
 	assert_output --partial "runsv not running"
 	runit_log vfsentinel-kmsg | grep -q '"level"'
 }
+
+# own_log SERVICE VAR=VALUE...: the service's run script started by hand,
+# its env taken as loaded and systemd as its supervisor, with these
+# variables, for at most 3 s; $T/own.log holds the lines the script
+# wrote under the service's own name.
+own_log() {
+	local s=$1
+	shift
+	runit_copy "$s"
+	(cd "$RUNIT_SV/$s" && env VFSENTINEL_SUPERVISOR=systemd \
+	    PATH="$VFS_BIN:$PATH" "$@" timeout 3 ./run env-loaded) \
+	    >"$T/out.log" 2>&1 || true
+	grep -F "\"$s\"" "$T/out.log" >"$T/own.log" || true
+}
+
+# own_log_ok SERVICE KEY VALUE: one line in $T/own.log, one JSON object
+# with ts, level, prog and msg first, and KEY holding VALUE byte for byte.
+own_log_ok() {
+	[ "$(wc -l <"$T/own.log")" = 1 ]
+	jq -e --arg s "$1" --arg k "$2" --arg v "$3" '
+	    (keys_unsorted[0:4] == ["ts", "level", "prog", "msg"])
+	    and .prog == $s and .level == "warn" and .[$k] == $v
+	    and (.ts | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$"))' \
+	    "$T/own.log"
+}
+
+@test "every run script's own log line is JSON, ts first, with a quote in a path or user" {
+	local bad user=$'vfs"no\\user\tx' s
+	bad=$T/run/ev$'"il\\path\tx\ny'
+	for s in vfsentinel-kmsg vfsentinel-probe; do
+		own_log "$s" VFSENTINEL_EVENTS="$bad"
+		own_log_ok "$s" file "$bad"
+	done
+	own_log vfsentinel-answer VFSENTINEL_EVENTS="$bad" \
+	    VFSENTINEL_USER="$user" VFSENTINEL_ARGS=--no-such-option
+	own_log_ok vfsentinel-answer reason "user $user does not exist"
+	# The host scripts' (jq -nc --arg), held to the same line.
+	mkdir -p "$T/prom" "$DATA/gpu"
+	printf 'data_dir = %s\nmetrics.textfile_dir = %s\nsysfs_root = %s\n' \
+	    "$DATA" "$T/prom" "$SYSFS" >"$T/host.conf"
+	for s in vfsentinel-sentinel vfsentinel-resources; do
+		own_log "$s" VFSENTINEL_CONF="$T/host.conf" \
+		    VFSENTINEL_USER="$user" VFSENTINEL_ARGS=--no-such-option
+		own_log_ok "$s" reason "user $user does not exist"
+	done
+}
