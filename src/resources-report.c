@@ -231,6 +231,9 @@ systemic(struct run *r)
 		    "rule ignores recoveries", "{s:s, s:s}", "dir",
 		    r->view.store.dir, "error", io_strerror(errno));
 	}
+	if (suspect_audit_counts(r->view.store.dir, &r->counts) == -1 &&
+	    errno == ENOMEM)
+		return log_fail(EX_OSERR, "out of memory", NULL);
 	timefmt_now(&now);
 	rc = systemic_check(&r->view.pl, &rec, &rule, &now, &r->sys);
 	systemic_recoveries_release(&rec);

@@ -206,7 +206,7 @@ random_states() {
 	run -0 "$VFS_TOOLS/promtool" check metrics <"$T/r.prom"
 	[ -z "$(dup_series "$T/r.prom")" ]
 	run -0 grep -c '^# HELP vfsentinel_' "$T/r.prom"
-	assert_output 6
+	assert_output 8
 }
 
 # The systemic rule (SPEC.md 6.5) on an 8-card host of 4 VFs each
@@ -425,4 +425,25 @@ suspects() {
 	run -0 jq -c '.gpu | [.suspect_slots, .allocatable_slots,
 	    (.profiles[] | select(.name == "NVIDIA L40S-12Q") | .available)]' <<<"$output"
 	assert_output '[2,1,1]'
+}
+
+@test "the counters vfsentinel_suspects_total and vfsentinel_verifications_total{result} come from the audit log" {
+	five_states
+	{
+		echo '{"ts":"2026-12-07T10:00:00Z","command":"suspect","vf":"0000:e3:00.4"}'
+		echo '{"ts":"2026-12-07T10:01:00Z","command":"suspect","vf":"0000:e3:00.5"}'
+		echo '{"ts":"2026-12-07T10:02:00Z","command":"verify","vf":"0000:e3:00.4","result":"pass"}'
+		echo '{"ts":"2026-12-07T10:03:00Z","command":"verify","vf":"0000:e3:00.5","result":"fail"}'
+		echo '{"ts":"2026-12-07T10:04:00Z","command":"verify","vf":"0000:e3:00.5","result":"error"}'
+		echo '{"ts":"2026-12-07T10:05:00Z","command":"unsuspect","vf":"0000:e3:00.4","cause":"verify"}'
+	} >"$DATA/gpu/audit.jsonl"
+	run -0 --separate-stderr report --format prometheus
+	assert_line 'vfsentinel_suspects_total 2'
+	assert_line 'vfsentinel_verifications_total{result="pass"} 1'
+	assert_line 'vfsentinel_verifications_total{result="fail"} 1'
+	assert_line 'vfsentinel_verifications_total{result="error"} 1'
+	assert_line '# TYPE vfsentinel_suspects_total counter'
+	rm "$DATA/gpu/audit.jsonl"
+	run -0 --separate-stderr report --format prometheus
+	assert_line 'vfsentinel_suspects_total 0'
 }

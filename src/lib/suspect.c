@@ -423,3 +423,33 @@ suspect_audit_end(const char *gpu_dir, const struct suspect *sp,
 {
 	return audit_one(gpu_dir, "unsuspect", sp, cause);
 }
+
+/* auditlog_read()'s callback: one line's part of the counts. */
+static int
+count_line(const json_t *line, void *arg)
+{
+	const char *cmd = json_string_value(json_object_get(line, "command"));
+	const char *res = json_string_value(json_object_get(line, "result"));
+	struct suspect_counts *n = arg;
+
+	if (cmd == NULL)
+		return 0;
+	if (strcmp(cmd, "suspect") == 0)
+		n->suspects++;
+	else if (strcmp(cmd, "verify") == 0 && res != NULL) {
+		n->pass += strcmp(res, "pass") == 0;
+		n->fail += strcmp(res, "fail") == 0;
+		n->error += strcmp(res, "error") == 0;
+	}
+	return 0;
+}
+
+int
+suspect_audit_counts(const char *gpu_dir, struct suspect_counts *n)
+{
+	size_t skipped = 0;
+
+	memset(n, 0, sizeof(*n));
+	return auditlog_read(gpu_dir, NULL, NULL, count_line, n,
+	    &skipped) < 0 ? -1 : 0;
+}

@@ -96,6 +96,19 @@ int suspect_audit(const char *gpu_dir, const struct suspect *sp);
 int suspect_audit_end(const char *gpu_dir, const struct suspect *sp,
     const char *cause);
 
+/*
+ * The counters resources-report derives from the audit log (SPEC.md
+ * 7.3): "suspect" lines, and the verifications, the lines of command
+ * "verify" by their "result", "pass", "fail" or "error" (vfrecover
+ * --verify-suspects writes one per VF). Both generations of the log are
+ * read. 0, or -1 with errno (auditlog_read()'s).
+ */
+struct suspect_counts {
+	unsigned long long suspects;
+	unsigned long long pass, fail, error;
+};
+int suspect_audit_counts(const char *gpu_dir, struct suspect_counts *n);
+
 void suspects_release(struct suspects *d);
 
 #endif

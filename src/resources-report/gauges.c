@@ -148,9 +148,32 @@ vfs_prom(const struct run *r, struct prom *p)
 	    r->sys.suspected);
 }
 
+/* The suspicions and verifications of the audit log (SPEC.md 7.3). */
+static void
+suspects_prom(const struct run *r, struct prom *p)
+{
+	static const char v[] = "vfsentinel_verifications_total";
+	const struct suspect_counts *n = &r->counts;
+
+	prom_family(p, "vfsentinel_suspects_total", "counter", "VFs made "
+	    "suspect: an assignment ended abruptly before its guest said OK "
+	    "(the audit log's suspect lines).");
+	prom_sample(p, "vfsentinel_suspects_total", NULL,
+	    (double)n->suspects);
+	prom_family(p, v, "counter", "Verifications of suspect VFs by "
+	    "result: pass (cleared), fail (quarantined), error (not run).");
+	prom_sample(p, v, (const char *[]){ "result", "pass", NULL },
+	    (double)n->pass);
+	prom_sample(p, v, (const char *[]){ "result", "fail", NULL },
+	    (double)n->fail);
+	prom_sample(p, v, (const char *[]){ "result", "error", NULL },
+	    (double)n->error);
+}
+
 void
 gauges_prom(const struct run *r, struct prom *p)
 {
 	capacity_prom(r, p);
 	vfs_prom(r, p);
+	suspects_prom(r, p);
 }

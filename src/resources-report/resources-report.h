@@ -20,6 +20,7 @@
 #include "prom.h"
 #include "store.h"
 #include "sysfs.h"
+#include "suspect.h"
 #include "systemic.h"
 
 #define CARD_NAME_MAX 256
@@ -41,6 +42,7 @@ struct run {
 	char why[PATH_MAX + 128];	/* why not ("VF health state
 					   unavailable: " WHY) */
 	struct systemic sys;		/* only while available */
+	struct suspect_counts counts;	/* from the audit log (7.3) */
 	struct placement_profile *profiles;	/* owned */
 	size_t nprofiles;
 	struct name_cache *names;	/* one per card at most */
