@@ -12,14 +12,7 @@ setup() {
 }
 
 teardown() {
-	if [ -n "${ANSWER_PID:-}" ]; then
-		kill -KILL "$ANSWER_PID" 2>/dev/null || true
-		wait "$ANSWER_PID" 2>/dev/null || true
-	fi
-	if [ -n "${HOLD_PID:-}" ]; then
-		kill -KILL "$HOLD_PID" 2>/dev/null || true
-		wait "$HOLD_PID" 2>/dev/null || true
-	fi
+	answer_teardown
 }
 
 # marker_re KIND: the V2 console marker shape (upstream-behavior.md 2.12).

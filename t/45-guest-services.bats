@@ -31,10 +31,7 @@ setup() {
 
 teardown() {
 	runit_teardown
-	if [ -n "${HOLD_PID:-}" ]; then
-		kill -KILL "$HOLD_PID" 2>/dev/null || true
-		wait "$HOLD_PID" 2>/dev/null || true
-	fi
+	answer_teardown
 }
 
 # guest_services: copies the three services and points them at $T.

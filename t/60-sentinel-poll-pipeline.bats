@@ -4,6 +4,7 @@
 
 load helpers
 load lib/sentinel
+load lib/store
 
 setup() {
 	vfs_setup
@@ -20,10 +21,6 @@ pipeline() {
 	poll_once 2>>"$T/err" |
 	    vfstore --data-dir "$DATA" apply --metrics-file "$T/m.prom" \
 	    >"$T/apply" 2>>"$T/err"
-}
-
-quarantined() {
-	[ "$(vfstore --data-dir "$DATA" show --vf "$1" | jq -r .quarantined)" = true ]
 }
 
 @test "pipeline: two assignments of the same wedged VF quarantine it" {

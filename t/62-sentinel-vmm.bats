@@ -7,6 +7,7 @@
 
 load helpers
 load lib/sentinel
+load lib/store
 
 TS0='2026-08-19T08:00:00Z'
 
@@ -40,10 +41,6 @@ pipeline() {
 # failures VF: how many failures the store counts for VF.
 failures() {
 	vfstore --data-dir "$DATA" show --vf "$1" | jq -r '.failures | length'
-}
-
-quarantined() {
-	[ "$(vfstore --data-dir "$DATA" show --vf "$1" | jq -r .quarantined)" = true ]
 }
 
 # skipped_as INSTANCE STATE: the log says the instance was not polled

@@ -12,7 +12,6 @@ load lib/recovery
 setup() {
 	vfs_setup
 	recovery_setup
-	PIDS=
 }
 
 teardown() {

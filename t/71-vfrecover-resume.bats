@@ -15,7 +15,6 @@ load lib/recovery
 setup() {
 	vfs_setup
 	recovery_setup
-	PIDS=
 }
 
 teardown() {

@@ -39,6 +39,17 @@ answer_stop() {
 	return "$rc"
 }
 
+# answer_teardown: call from teardown(): kills the vsock-answer a test
+# started (ANSWER_PID) and the FIFO writer it held open (HOLD_PID).
+answer_teardown() {
+	local p
+	for p in "${ANSWER_PID:-}" "${HOLD_PID:-}"; do
+		[ -n "$p" ] || continue
+		kill -KILL "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+}
+
 # answer_query [REQUEST]: one request line, prints the reply line.
 answer_query() {
 	printf '%s\n' "${1:-$REQ}" | socat -t 5 - "UNIX-CONNECT:$SOCK"

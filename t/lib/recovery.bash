@@ -23,6 +23,7 @@ recovery_setup() {
 	mk_sriov_card "$PF" "$VF4" "$VF5" "$VF6"
 	mkdir -p "$T/proc"
 	recovery_conf ""
+	PIDS=
 }
 
 # mk_sriov_card PF VF...: the card and its VFs, linked as virtfn0...
