@@ -55,17 +55,11 @@ PENDING = {
         "guest_reply_parse", "guest_request_parse", "guest_state_name",
         "guest_state_parse"
     ],
-    "src/lib/healthfile.c": [
-        "vf_record_quarantined"
-    ],
     "src/lib/healthrules.c": [
         "health_clear", "health_failure_json", "health_failure_noop",
         "health_quarantine", "health_record_get", "health_report_failure",
         "health_report_success", "health_success_json",
         "health_success_noop"
-    ],
-    "src/lib/sysfs.c": [
-        "vf_list_add", "vgpu_profile_fb_mb", "vgpu_types_parse"
     ],
     "src/lib/vfaddr.c": [
         "pci_addr_valid", "vf_addr_valid"

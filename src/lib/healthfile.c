@@ -405,7 +405,7 @@ health_find(const struct health *h, const char *vf)
 }
 
 bool
-vf_record_quarantined(const struct vf_record *r, unsigned threshold)
+health_record_quarantined(const struct vf_record *r, unsigned threshold)
 {
 	return r->quarantined || (threshold > 0 && r->nfailures >= threshold);
 }
@@ -415,7 +415,7 @@ health_vf_quarantined(const struct health *h, const char *vf)
 {
 	const struct vf_record *r = health_find(h, vf);
 
-	return r != NULL && vf_record_quarantined(r, h->threshold);
+	return r != NULL && health_record_quarantined(r, h->threshold);
 }
 
 size_t
@@ -424,7 +424,7 @@ health_count_quarantined(const struct health *h)
 	size_t i, n = 0;
 
 	for (i = 0; i < h->n; i++)
-		n += vf_record_quarantined(&h->recs[i], h->threshold);
+		n += health_record_quarantined(&h->recs[i], h->threshold);
 	return n;
 }
 

@@ -80,7 +80,7 @@ struct vf_record *health_find(const struct health *h, const char *vf);
  * True when r is quarantined: quarantined_at is set, or threshold (>= 1;
  * 0 means none) failures are tallied.
  */
-bool vf_record_quarantined(const struct vf_record *r, unsigned threshold);
+bool health_record_quarantined(const struct vf_record *r, unsigned threshold);
 
 /* True when h holds a quarantined record for vf (under h->threshold). */
 bool health_vf_quarantined(const struct health *h, const char *vf);

@@ -130,7 +130,7 @@ classify(struct placement *p, struct placement_vf *v, const struct health *h,
 		v->state = PLACEMENT_DIRTY;
 	v->rec = h != NULL ? health_find(h, v->vi->addr) : NULL;
 	v->quarantined = v->rec != NULL &&
-	    vf_record_quarantined(v->rec, h->threshold);
+	    health_record_quarantined(v->rec, h->threshold);
 	v->drained = drains_vf_drained(p->drains, v->vi->addr);
 	v->allocatable = h != NULL && p->drains != NULL &&
 	    v->state == PLACEMENT_FREE && !v->quarantined && !v->drained;

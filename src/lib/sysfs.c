@@ -72,7 +72,7 @@ parse_uint(const char *s, size_t len, unsigned *out)
 }
 
 unsigned
-vgpu_profile_fb_mb(const char *name)
+sysfs_vgpu_fb_mb(const char *name)
 {
 	size_t len = strlen(name), end, start;
 	unsigned gib;
@@ -122,12 +122,12 @@ parse_type_line(const char *s, const char *e, struct vgpu_type *t)
 		return -1;
 	memcpy(t->name, p, len);
 	t->name[len] = '\0';
-	t->framebuffer_mb = vgpu_profile_fb_mb(t->name);
+	t->framebuffer_mb = sysfs_vgpu_fb_mb(t->name);
 	return 0;
 }
 
 int
-vgpu_types_parse(const char *text, size_t len, struct vgpu_type **types,
+sysfs_vgpu_types_parse(const char *text, size_t len, struct vgpu_type **types,
     size_t *n)
 {
 	const char *s = text, *end = text + len, *nl;
@@ -250,7 +250,7 @@ read_vf(int dirfd, const char *name, struct vf_info *vi, char *buf,
 		return -1;
 	memset(vi, 0, sizeof(*vi));
 	strcpy(vi->addr, name);
-	if (vgpu_types_parse(buf, len, &vi->types, &vi->ntypes) == -1)
+	if (sysfs_vgpu_types_parse(buf, len, &vi->types, &vi->ntypes) == -1)
 		return -1;
 	if (read_current(dirfd, name, buf, size, &vi->current_type) == -1) {
 		free(vi->types);
@@ -436,7 +436,7 @@ sysfs_vgpu_type(const char *sysfs_root, const char *vf, unsigned *type_id)
 }
 
 int
-vf_list_add(struct vf_list *l, const char *vf)
+sysfs_vf_list_add(struct vf_list *l, const char *vf)
 {
 	char (*v)[VF_ADDR_LEN + 1];
 	size_t len = strnlen(vf, VF_ADDR_LEN);
@@ -490,7 +490,7 @@ sysfs_card_vfs(const char *sysfs_root, const char *card, struct vf_list *l)
 		return errno == ENOENT ? 0 : -1;
 	while (rc == 0 && (de = readdir(d)) != NULL)
 		if (is_vf_of(sysfs_root, de->d_name, card))
-			rc = vf_list_add(l, de->d_name);
+			rc = sysfs_vf_list_add(l, de->d_name);
 	closedir(d);
 	if (rc == 0 && l->n > 1)
 		qsort(l->v, l->n, sizeof(*l->v), addr_cmp);

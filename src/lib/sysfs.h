@@ -49,12 +49,12 @@ bool sysfs_has_vgpu_framework(const char *sysfs_root);
  * lines "ID : NAME". Malformed lines are skipped. New array in *types.
  * 0 or -1/ENOMEM.
  */
-int vgpu_types_parse(const char *text, size_t len, struct vgpu_type **types,
-    size_t *n);
+int sysfs_vgpu_types_parse(const char *text, size_t len,
+    struct vgpu_type **types, size_t *n);
 
 /* Framebuffer of a profile name in MB: the number before the final
  * series letter, in GiB ("NVIDIA L40S-12Q" -> 12288); 0 if none. */
-unsigned vgpu_profile_fb_mb(const char *name);
+unsigned sysfs_vgpu_fb_mb(const char *name);
 
 /* Writes type_id to the VF's nvidia/current_vgpu_type and reads it back.
  * 0 or -1/errno (EIO when the read-back differs). */
@@ -73,7 +73,7 @@ struct vf_list {
 };
 
 /* Appends vf (its first VF_ADDR_LEN bytes). 0 or -1/ENOMEM. */
-int vf_list_add(struct vf_list *l, const char *vf);
+int sysfs_vf_list_add(struct vf_list *l, const char *vf);
 
 /*
  * Appends every VF whose physfn is card, sorted by address. 0 (a missing

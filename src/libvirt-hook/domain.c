@@ -186,7 +186,7 @@ parse_hostdev(xmlNode *n, struct domain *d, char *why, size_t whylen)
 		vfaddr_why("<hostdev> VF", text, why, whylen);
 		return -1;
 	}
-	if (vf_list_add(&d->hostdevs, vf) == -1) {
+	if (sysfs_vf_list_add(&d->hostdevs, vf) == -1) {
 		(void)snprintf(why, whylen, "out of memory");
 		return -1;
 	}

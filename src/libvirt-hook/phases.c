@@ -72,7 +72,7 @@ add_vf(struct vf_list *l, const char *vf)
 	for (i = 0; i < l->n; i++)
 		if (strcmp(l->v[i], vf) == 0)
 			return 0;
-	return vf_list_add(l, vf);
+	return sysfs_vf_list_add(l, vf);
 }
 
 /*

@@ -66,7 +66,7 @@ preflight_checks(struct recovery_run *r, struct systemic *sy)
 	store_unlock(&r->view.store);
 	for (i = 0; !r->resumed && i < r->vfs.n; i++)
 		if (health_vf_quarantined(&r->view.health, r->vfs.v[i]) &&
-		    vf_list_add(&r->wedged, r->vfs.v[i]) < 0)
+		    sysfs_vf_list_add(&r->wedged, r->vfs.v[i]) < 0)
 			rc = step_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM, NULL);
 	if (rc == 0 && card_systemic(r->conf, &r->view, sy) < 0)
 		rc = step_fail(r, errno == ENOMEM ? EX_OSERR : EX_IOERR,

@@ -314,7 +314,7 @@ recovery_journal_list(const json_t *j, const char *key, struct vf_list *l)
 	size_t i;
 
 	json_array_foreach(arr, i, v)
-		if (vf_list_add(l, json_string_value(v)) < 0)
+		if (sysfs_vf_list_add(l, json_string_value(v)) < 0)
 			return -1;
 	return 0;
 }

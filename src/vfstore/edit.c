@@ -31,7 +31,7 @@ target_vfs(struct ctx *c, struct vf_list *l)
 	if ((c->a.vf == NULL) == (c->a.card == NULL))
 		cli_usage_error(&c->cli, "give exactly one of --vf or --card");
 	if (c->a.vf != NULL)
-		return vf_list_add(l, c->a.vf) == 0 ? 0 : EX_OSERR;
+		return sysfs_vf_list_add(l, c->a.vf) == 0 ? 0 : EX_OSERR;
 	if (sysfs_card_vfs(c->conf.sysfs_root, c->a.card, l) < 0) {
 		log_msg(LVL_ERROR, "cannot list the card's VFs", "{s:s, s:s}",
 		    "card", c->a.card, "error", strerror(errno));

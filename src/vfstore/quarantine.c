@@ -29,7 +29,7 @@ vfs_to_change(const struct health *h, bool quarantine,
 
 	for (i = 0; i < l->n; i++) {
 		changed[i] = !vf_noop(h, quarantine, l->v[i]);
-		if (changed[i] && vf_list_add(todo, l->v[i]) < 0)
+		if (changed[i] && sysfs_vf_list_add(todo, l->v[i]) < 0)
 			return -1;
 	}
 	return 0;

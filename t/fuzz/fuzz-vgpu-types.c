@@ -1,7 +1,7 @@
 /*
  * fuzz-vgpu-types.c - the parser of nvidia/creatable_vgpu_types
- * (vgpu_types_parse) and the profile framebuffer rule
- * (vgpu_profile_fb_mb). A VF's sysfs file is written by the vendor
+ * (sysfs_vgpu_types_parse) and the profile framebuffer rule
+ * (sysfs_vgpu_fb_mb). A VF's sysfs file is written by the vendor
  * driver, but vfsentinel must not trust its shape. Properties: every
  * type has a non-zero id, a non-empty trimmed name without NUL that fits
  * VGPU_NAME_MAX, and the framebuffer of its name; no more types than
@@ -33,7 +33,7 @@ check_type(const struct vgpu_type *t)
 	fuzz_require(len > 0 && len < sizeof(t->name), T, "bad name length");
 	fuzz_require(!isspace((unsigned char)t->name[0]) &&
 	    !isspace((unsigned char)t->name[len - 1]), T, "name not trimmed");
-	fuzz_require(t->framebuffer_mb == vgpu_profile_fb_mb(t->name), T,
+	fuzz_require(t->framebuffer_mb == sysfs_vgpu_fb_mb(t->name), T,
 	    "framebuffer differs from the name rule");
 }
 
@@ -44,14 +44,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t i, n = 0;
 	char *name;
 
-	if (vgpu_types_parse((const char *)data, size, &types, &n) < 0)
+	if (sysfs_vgpu_types_parse((const char *)data, size, &types, &n) < 0)
 		abort();
 	fuzz_require(n <= count_lines(data, size), T, "more types than lines");
 	for (i = 0; i < n; i++)
 		check_type(&types[i]);
 	free(types);
 	name = fuzz_strndup(data, size);
-	fuzz_require(vgpu_profile_fb_mb(name) % 1024 == 0, T,
+	fuzz_require(sysfs_vgpu_fb_mb(name) % 1024 == 0, T,
 	    "framebuffer not whole GiB");
 	free(name);
 	return 0;

@@ -47,7 +47,7 @@ test_failures(void)
 	    rep.outcome == HEALTH_QUARANTINED && rep.failures == 2,
 	    "second failure quarantines at the threshold");
 	r = health_find(&h, VF4);
-	ok(r != NULL && r->quarantined && vf_record_quarantined(r, 2) &&
+	ok(r != NULL && r->quarantined && health_record_quarantined(r, 2) &&
 	    health_count_quarantined(&h) == 1, "record is quarantined");
 	rep = report(VF4, "i-3", "t3");
 	ok(health_failure_noop(&h, &rep) && health_report_failure(&h,

@@ -38,7 +38,7 @@ journal_upto(enum recovery_step stop, const char *status)
 	json_t *j;
 	int s;
 
-	vf_list_add(&vfs, "0000:e3:00.4");
+	sysfs_vf_list_add(&vfs, "0000:e3:00.4");
 	j = recovery_journal_new(PF, &vfs, &wedged);
 	for (s = STEP_PREFLIGHT; s < (int)stop; s++)
 		recovery_journal_set(j, s, "done");

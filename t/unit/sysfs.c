@@ -1,6 +1,6 @@
 /*
  * sysfs.c - unit tests (TAP) for the pure parsers of src/lib/sysfs.c:
- * vgpu_profile_fb_mb() and vgpu_types_parse().
+ * sysfs_vgpu_fb_mb() and sysfs_vgpu_types_parse().
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,18 +24,18 @@ ok(int cond, const char *what)
 static void
 test_fb(void)
 {
-	ok(vgpu_profile_fb_mb("NVIDIA L40S-12Q") == 12288, "L40S-12Q is 12 GiB");
-	ok(vgpu_profile_fb_mb("NVIDIA L40S-1B") == 1024, "L40S-1B is 1 GiB");
-	ok(vgpu_profile_fb_mb("NVIDIA L40S-48Q") == 49152, "L40S-48Q is 48 GiB");
-	ok(vgpu_profile_fb_mb("NVIDIA A100-4-20C") == 20480,
+	ok(sysfs_vgpu_fb_mb("NVIDIA L40S-12Q") == 12288, "L40S-12Q is 12 GiB");
+	ok(sysfs_vgpu_fb_mb("NVIDIA L40S-1B") == 1024, "L40S-1B is 1 GiB");
+	ok(sysfs_vgpu_fb_mb("NVIDIA L40S-48Q") == 49152, "L40S-48Q is 48 GiB");
+	ok(sysfs_vgpu_fb_mb("NVIDIA A100-4-20C") == 20480,
 	    "the number before the final letter wins (A100-4-20C)");
-	ok(vgpu_profile_fb_mb("GRID T4-16Q") == 16384, "GRID T4-16Q");
-	ok(vgpu_profile_fb_mb("NVIDIA L40S") == 0, "no series suffix: 0");
-	ok(vgpu_profile_fb_mb("NVIDIA L40S-12") == 0, "no series letter: 0");
-	ok(vgpu_profile_fb_mb("NVIDIA L40S-Q") == 0, "no number: 0");
-	ok(vgpu_profile_fb_mb("12Q") == 0, "number not after '-': 0");
-	ok(vgpu_profile_fb_mb("") == 0, "empty name: 0");
-	ok(vgpu_profile_fb_mb("X-99999999999Q") == 0, "overflow: 0");
+	ok(sysfs_vgpu_fb_mb("GRID T4-16Q") == 16384, "GRID T4-16Q");
+	ok(sysfs_vgpu_fb_mb("NVIDIA L40S") == 0, "no series suffix: 0");
+	ok(sysfs_vgpu_fb_mb("NVIDIA L40S-12") == 0, "no series letter: 0");
+	ok(sysfs_vgpu_fb_mb("NVIDIA L40S-Q") == 0, "no number: 0");
+	ok(sysfs_vgpu_fb_mb("12Q") == 0, "number not after '-': 0");
+	ok(sysfs_vgpu_fb_mb("") == 0, "empty name: 0");
+	ok(sysfs_vgpu_fb_mb("X-99999999999Q") == 0, "overflow: 0");
 }
 
 static void
@@ -47,7 +47,7 @@ test_parse_basic(void)
 	struct vgpu_type *t = NULL;
 	size_t n = 99;
 
-	ok(vgpu_types_parse(text, strlen(text), &t, &n) == 0, "parse ok");
+	ok(sysfs_vgpu_types_parse(text, strlen(text), &t, &n) == 0, "parse ok");
 	ok(n == 2, "header skipped, two types");
 	ok(n == 2 && t[0].id == 1155 && strcmp(t[0].name,
 	    "NVIDIA L40S-1B") == 0 && t[0].framebuffer_mb == 1024,
@@ -71,7 +71,7 @@ test_parse_malformed(void)
 	struct vgpu_type *t = NULL;
 	size_t n = 0;
 
-	ok(vgpu_types_parse(text, strlen(text), &t, &n) == 0,
+	ok(sysfs_vgpu_types_parse(text, strlen(text), &t, &n) == 0,
 	    "malformed lines do not fail the parse");
 	ok(n == 2, "only the two good lines are kept");
 	ok(n == 2 && t[0].id == 1162 && strcmp(t[0].name,
@@ -88,18 +88,18 @@ test_parse_edge(void)
 	struct vgpu_type *t = NULL;
 	size_t n = 5;
 
-	ok(vgpu_types_parse("", 0, &t, &n) == 0 && n == 0,
+	ok(sysfs_vgpu_types_parse("", 0, &t, &n) == 0 && n == 0,
 	    "empty text: no types");
 	free(t);
 	t = NULL;
-	ok(vgpu_types_parse("ID : vGPU Name\n", 15, &t, &n) == 0 && n == 0,
+	ok(sysfs_vgpu_types_parse("ID : vGPU Name\n", 15, &t, &n) == 0 && n == 0,
 	    "header only: no types");
 	free(t);
 	t = NULL;
 	memset(longname, 'A', sizeof(longname));
 	memcpy(longname, "7 : ", 4);
 	longname[sizeof(longname) - 1] = '\0';
-	ok(vgpu_types_parse(longname, strlen(longname), &t, &n) == 0 &&
+	ok(sysfs_vgpu_types_parse(longname, strlen(longname), &t, &n) == 0 &&
 	    n == 0, "a name over VGPU_NAME_MAX is skipped");
 	free(t);
 }
