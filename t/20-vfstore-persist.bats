@@ -6,9 +6,6 @@
 load helpers
 load lib/store
 
-VF=0000:e3:00.4
-AT1=2026-08-20T15:00:00Z
-AT2=2026-08-20T16:00:00Z
 GOOD='{"version":1,"records":[{"vf_address":"0000:e3:00.6","quarantined_at":"2026-08-20T00:00:00Z"}]}'
 
 setup() {

@@ -6,10 +6,6 @@
 load helpers
 load lib/store
 
-VF=0000:e3:00.4
-AT1=2026-08-20T15:00:00Z
-AT2=2026-08-20T16:00:00Z
-
 setup() {
 	vfs_setup
 	store_setup

@@ -1,5 +1,14 @@
 # store.bash - helpers for the vfstore tests (load lib/store).
 
+# The VF and the two claim times the store tests report on (a test file
+# may set its own after the load).
+# shellcheck disable=SC2034 # used by the test files
+VF=0000:e3:00.4
+# shellcheck disable=SC2034
+AT1=2026-08-20T15:00:00Z
+# shellcheck disable=SC2034
+AT2=2026-08-20T16:00:00Z
+
 # store_setup: call after vfs_setup. Sets HEALTH, CLAIMS and LOCK.
 store_setup() {
 	HEALTH=$DATA/gpu/vf-health.json
