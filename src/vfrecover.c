@@ -37,6 +37,7 @@
 #include "io.h"
 #include "jsonl.h"
 #include "log.h"
+#include "vfrecover/verifysuspects.h"
 #include "vfrecover/recoverrun.h"
 #include "vfrecover/recovery.h"
 #include "store.h"
@@ -51,6 +52,7 @@ static const char usage[] =
     "                 --card PF [--dry-run] [--wait S] [--force]\n"
     "                 [--metrics-file PATH]\n"
     "       vfrecover [OPTIONS] --status [--card PF]\n"
+    "       vfrecover [OPTIONS] --verify-suspects\n"
     "\n"
     "Cycles SR-IOV on one card to recover wedged VFs: drains it, waits until\n"
     "no VF is in use, stops what holds the GPU, runs sriov-manage -d and -e,\n"
@@ -68,6 +70,8 @@ static const char usage[] =
     "                        metrics.textfile_dir, if that directory exists)\n"
     "  --status              print the journal of every card (with --card:\n"
     "                        of that card), one per line\n"
+    "  --verify-suspects     run recovery.verify_command once per suspect\n"
+    "                        VF: a pass clears it, a fail quarantines it\n"
     "  --proc-root DIR       where /proc is, for the holder checks\n"
     "                        (default /)\n"
     CLI_HELP_HOST_OPTIONS
@@ -81,7 +85,8 @@ enum {
 	OPT_FORCE,
 	OPT_STATUS,
 	OPT_PROC_ROOT,
-	OPT_METRICS
+	OPT_METRICS,
+	OPT_VERIFY_SUSPECTS
 };
 
 static const struct option opts[] = {
@@ -93,6 +98,7 @@ static const struct option opts[] = {
 	{ "status", no_argument, NULL, OPT_STATUS },
 	{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
 	{ "metrics-file", required_argument, NULL, OPT_METRICS },
+	{ "verify-suspects", no_argument, NULL, OPT_VERIFY_SUSPECTS },
 	{ 0 }
 };
 
@@ -101,6 +107,7 @@ struct prog {
 	struct conf conf;
 	char card[VF_ADDR_LEN + 1];
 	bool dry_run, force, status, out_failed;
+	bool verify_suspects;		/* --verify-suspects (SPEC.md 7.3) */
 	unsigned wait;
 	const char *proc_root;
 	const char *metrics;		/* --metrics-file, or NULL */
@@ -114,7 +121,10 @@ static void
 check_args(struct prog *p, int argc, char **argv)
 {
 	cli_no_operands(&p->cli, argc, argv);
-	if (!p->status && p->card[0] == '\0')
+	if (p->verify_suspects && (p->status || p->card[0] != '\0'))
+		cli_usage_error(&p->cli, "--verify-suspects takes no --card "
+		    "and no --status");
+	if (!p->status && !p->verify_suspects && p->card[0] == '\0')
 		cli_usage_error(&p->cli, "give --card or --status");
 	if (p->status && p->metrics != NULL)
 		cli_usage_error(&p->cli, "--status writes no --metrics-file");
@@ -147,6 +157,9 @@ parse_args(int argc, char **argv, struct prog *p)
 			break;
 		case OPT_FORCE:
 			p->force = true;
+			break;
+		case OPT_VERIFY_SUSPECTS:
+			p->verify_suspects = true;
 			break;
 		case OPT_STATUS:
 			p->status = true;
@@ -359,7 +372,11 @@ main(int argc, char **argv)
 	cli_finish(&p.cli, &p.conf);
 	/* A stop finishes the step and restores (SPEC.md 4.6). */
 	cli_stop_signals(true);
-	code = p.status ? show_status(&p) : recover(&p);
+	if (p.verify_suspects)
+		code = verifysuspects_run(&p.conf, p.cli.lock_timeout, emit,
+		    &p);
+	else
+		code = p.status ? show_status(&p) : recover(&p);
 	if (p.out_failed && (code == 0 || code == RECOVERRUN_NO))
 		code = log_fail(EX_IOERR, "cannot write stdout", NULL);
 	if (code == 0 || code == RECOVERRUN_NO)
