@@ -177,7 +177,7 @@ man_text() {
 
 @test "operations.md and README link every page of the guide, and the packages install them" {
 	local p
-	for p in install libvirt detection metrics recovery troubleshooting; do
+	for p in install libvirt detection metrics recovery troubleshooting suspects; do
 		[ -f "$VFS_ROOT/share/doc/$p.md" ] || fail "no share/doc/$p.md"
 		grep -q "($p.md)" "$VFS_ROOT/share/doc/operations.md" ||
 		    fail "operations.md does not link $p.md"
