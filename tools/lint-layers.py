@@ -61,9 +61,6 @@ PENDING = {
         "health_report_success", "health_success_json",
         "health_success_noop"
     ],
-    "src/lib/vfaddr.c": [
-        "pci_addr_valid", "vf_addr_valid"
-    ],
     "src/lib/wait.c": [
         "stop_check", "stop_exit_code", "stop_nap", "stop_set", "stop_wait"
     ],

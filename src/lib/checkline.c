@@ -109,7 +109,7 @@ checkline_read(json_t *in, size_t str_max, struct checkline *cl,
 	cl->vf = field(in, CHECKLINE_VF, CHECKLINE_NAME_MAX, why, why_len);
 	cl->instance_id = field(in, CHECKLINE_INSTANCE, str_max, why, why_len);
 	cl->assigned_at = field(in, CHECKLINE_ASSIGNED, str_max, why, why_len);
-	if (why[0] == '\0' && !vf_addr_valid(cl->vf))
+	if (why[0] == '\0' && !vfaddr_valid(cl->vf))
 		why_set(why, why_len, "invalid VF address \"%s\"", cl->vf);
 	return why[0] == '\0' ? 0 : -1;
 }

@@ -89,7 +89,7 @@ static int
 claim_validate(const struct claim *cl, const char *addr, bool dupvf,
     bool dupid, size_t i, char *why, size_t whylen)
 {
-	if (!vf_addr_valid(addr))
+	if (!vfaddr_valid(addr))
 		return jsondoc_why(why, whylen, "validate " CLAIMS_NOUN
 		    " claim %zu: invalid VF address \"%s\"", i, addr);
 	if (cl->instance_id[0] == '\0')

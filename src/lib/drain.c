@@ -90,7 +90,7 @@ static int
 drain_validate(const struct drain *dr, const char *addr, bool dup,
     size_t i, char *why, size_t whylen)
 {
-	if (!vf_addr_valid(addr))
+	if (!vfaddr_valid(addr))
 		return jsondoc_why(why, whylen, "validate " DRAIN_NOUN
 		    " drain %zu: invalid VF address \"%s\"", i, addr);
 	if (dr->drained_at[0] == '\0')
@@ -297,7 +297,7 @@ drains_add(struct drains *d, const char *vf, const char *drained_at,
 	bool found;
 	size_t at;
 
-	if (!vf_addr_valid(vf)) {
+	if (!vfaddr_valid(vf)) {
 		errno = EINVAL;
 		return -1;
 	}

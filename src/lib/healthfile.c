@@ -153,7 +153,7 @@ static int
 record_validate(const struct vf_record *r, const char *addr, bool dup,
     size_t i, char *why, size_t whylen)
 {
-	if (!vf_addr_valid(addr))
+	if (!vfaddr_valid(addr))
 		return jsondoc_why(why, whylen, "validate " HEALTH_NOUN
 		    " record %zu: invalid VF address \"%s\"", i, addr);
 	if (r->quarantined && timefmt_is_zero(&r->quarantined_at))

@@ -2,7 +2,7 @@
  * healthrules.h - the report rules of the VF health store (SPEC.md 4.1,
  * upstream 2.8) and the operator's quarantine and clear. They change a
  * struct health loaded by health_load() (store.h); the caller locks,
- * loads and saves. Every vf is a valid VF address (vf_addr_valid()).
+ * loads and saves. Every vf is a valid VF address (vfaddr_valid()).
  */
 #ifndef VFS_HEALTHRULES_H
 #define VFS_HEALTHRULES_H

@@ -77,7 +77,7 @@ pci_dir(const char *root, char *buf, size_t len)
 static bool
 is_bdf(const char *s)
 {
-	return pci_addr_valid(s, true);
+	return vfaddr_pci_valid(s, true);
 }
 
 /* The vendor and device files libpci will read for PCI_FILL_IDENT. */

@@ -133,7 +133,7 @@ suspect_validate(const struct suspect *sp, const char *addr, bool dup,
 {
 	const char *what = NULL;
 
-	if (!vf_addr_valid(addr))
+	if (!vfaddr_valid(addr))
 		return jsondoc_why(why, whylen, "validate " SUSPECT_NOUN
 		    " suspect %zu: invalid VF address \"%s\"", i, addr);
 	if (sp->instance_id[0] == '\0')
@@ -343,7 +343,7 @@ suspects_add(struct suspects *d, const struct suspect *sp, bool *changed)
 	bool found, ok = true;
 	size_t at, k;
 
-	if (!vf_addr_valid(sp->vf) || !suspect_ended_valid(sp->ended)) {
+	if (!vfaddr_valid(sp->vf) || !suspect_ended_valid(sp->ended)) {
 		errno = EINVAL;
 		return -1;
 	}

@@ -208,7 +208,7 @@ read_card(int dirfd, const char *vf, char *card, size_t len)
 	target[n] = '\0';
 	base = strrchr(target, '/');
 	base = base ? base + 1 : target;
-	if (vf_addr_valid(base) && strlen(base) < len)
+	if (vfaddr_valid(base) && strlen(base) < len)
 		strcpy(card, base);
 }
 
@@ -246,7 +246,7 @@ read_vf(int dirfd, const char *name, struct vf_info *vi, char *buf,
 		return -1;
 	if (read_at(dirfd, buf, buf, size, &len) == -1)
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
-	if (!vf_addr_valid(name) || strlen(name) >= sizeof(vi->addr))
+	if (!vfaddr_valid(name) || strlen(name) >= sizeof(vi->addr))
 		return -1;
 	memset(vi, 0, sizeof(*vi));
 	strcpy(vi->addr, name);
@@ -464,7 +464,7 @@ is_vf_of(const char *sysfs_root, const char *name, const char *card)
 	const char *base;
 	ssize_t n;
 
-	if (!vf_addr_valid(name) ||
+	if (!vfaddr_valid(name) ||
 	    sysfs_vf_path(sysfs_root, name, "physfn", path, sizeof(path)) < 0)
 		return false;
 	n = readlink(path, link, sizeof(link) - 1);
@@ -503,7 +503,7 @@ sysfs_vf_present(const char *sysfs_root, const char *vf)
 	char path[PATH_MAX];
 	struct stat st;
 
-	if (!vf_addr_valid(vf))
+	if (!vfaddr_valid(vf))
 		return false;
 	if (sysfs_vf_path(sysfs_root, vf, "physfn", path, sizeof(path)) == 0 &&
 	    lstat(path, &st) == 0 && S_ISLNK(st.st_mode))

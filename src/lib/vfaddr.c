@@ -27,7 +27,7 @@ hexdigits(const char *s, size_t n, bool any_case)
 }
 
 bool
-pci_addr_valid(const char *s, bool any_case)
+vfaddr_pci_valid(const char *s, bool any_case)
 {
 	if (s == NULL || strlen(s) != VF_ADDR_LEN)
 		return false;
@@ -38,9 +38,9 @@ pci_addr_valid(const char *s, bool any_case)
 }
 
 bool
-vf_addr_valid(const char *s)
+vfaddr_valid(const char *s)
 {
-	return pci_addr_valid(s, false);
+	return vfaddr_pci_valid(s, false);
 }
 
 static char
@@ -65,7 +65,7 @@ vfaddr_parse_arg(const char *arg, char out[VF_ADDR_LEN + 1])
 	for (i = 0; i < len; i++)
 		out[off + i] = lower(arg[i]);
 	out[VF_ADDR_LEN] = '\0';
-	if (vf_addr_valid(out))
+	if (vfaddr_valid(out))
 		return 0;
 	out[0] = '\0';
 	errno = EINVAL;

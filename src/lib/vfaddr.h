@@ -3,7 +3,7 @@
  * and the forms the command line gives (SPEC.md 2.3).
  *
  * Files and JSON lines take only the canonical form DDDD:BB:DD.F in lower
- * case (vf_addr_valid()). An operator types what lspci prints,
+ * case (vfaddr_valid()). An operator types what lspci prints,
  * "e3:00.4" (domain 0000 implied) or "0000:E3:00.4": --vf and --card of
  * every program accept those and turn them into the canonical form here,
  * so that no file ever holds a second spelling of one VF.
@@ -17,10 +17,10 @@
 #define VF_ADDR_LEN 12			/* "0000:e3:00.4" */
 
 /* True if s fully matches ^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$ */
-bool vf_addr_valid(const char *s);
+bool vfaddr_valid(const char *s);
 
 /* The same shape; with any_case also upper-case hex digits (sysfs). */
-bool pci_addr_valid(const char *s, bool any_case);
+bool vfaddr_pci_valid(const char *s, bool any_case);
 
 /* The accepted forms, for error messages. */
 #define VFADDR_EXPECTED "DDDD:BB:DD.F or BB:DD.F, hex"

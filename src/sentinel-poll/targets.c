@@ -147,7 +147,7 @@ targets_parse_line(struct targets *ts, const char *line, size_t len,
 	t.app_log = jsonl_str(o, "app_log");
 	if (t.claimed_at == NULL)
 		t.claimed_at = "";
-	if (t.vf == NULL || !vf_addr_valid(t.vf) || t.instance_id == NULL ||
+	if (t.vf == NULL || !vfaddr_valid(t.vf) || t.instance_id == NULL ||
 	    t.instance_id[0] == '\0') {
 		*why = "needs a valid vf_address and an instance_id";
 		rc = 0;

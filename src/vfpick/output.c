@@ -16,7 +16,7 @@ output_hostdev(const char *vf)
 {
 	unsigned dom, bus, slot, fn;
 
-	/* vf is canonical (vf_addr_valid): DDDD:BB:DD.F in hex. */
+	/* vf is canonical (vfaddr_valid): DDDD:BB:DD.F in hex. */
 	if (sscanf(vf, "%4x:%2x:%2x.%1x", &dom, &bus, &slot, &fn) != 4)
 		return log_fail(EX_SOFTWARE, "bad VF address", "{s:s}", "vf",
 		    vf);

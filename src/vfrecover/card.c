@@ -58,7 +58,7 @@ card_virtfns(const char *sysfs_root, const char *card,
 			continue;
 		link[n] = '\0';
 		base = strrchr(link, '/') ? strrchr(link, '/') + 1 : link;
-		if (vf_addr_valid(base) && sysfs_vf_list_add(l, base) < 0) {
+		if (vfaddr_valid(base) && sysfs_vf_list_add(l, base) < 0) {
 			closedir(d);
 			return -1;
 		}

@@ -79,7 +79,7 @@ add_journal(json_t *j, void *arg)
 	json_int_t secs;
 	int rc = 0;
 
-	if (card == NULL || !vf_addr_valid(card) || state == NULL)
+	if (card == NULL || !vfaddr_valid(card) || state == NULL)
 		return;
 	if (strcmp(state, "last") == 0 && clear_time(j, &secs) == 0)
 		rc = json_array_append_new(f->last, json_pack("[s, I]", card,

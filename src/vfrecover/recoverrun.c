@@ -239,7 +239,7 @@ host_holder(struct recovery_run *r, char *buf, size_t len)
 	ssize_t n = fd < 0 ? -1 : pread(fd, buf, len - 1, 0);
 
 	buf[n > 0 ? n : 0] = '\0';
-	if (!vf_addr_valid(buf))
+	if (!vfaddr_valid(buf))
 		buf[0] = '\0';
 	if (fd >= 0)
 		close(fd);

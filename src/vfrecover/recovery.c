@@ -88,7 +88,7 @@ addr_array(const json_t *v)
 		return false;
 	for (i = 0; i < json_array_size(v); i++)
 		if ((s = json_string_value(json_array_get(v, i))) == NULL ||
-		    !vf_addr_valid(s))
+		    !vfaddr_valid(s))
 			return false;
 	return true;
 }

@@ -22,7 +22,7 @@
 static int
 check_report_args(const struct args *a)
 {
-	if (!vf_addr_valid(a->vf)) {
+	if (!vfaddr_valid(a->vf)) {
 		log_msg(LVL_ERROR, "invalid VF address", "{s:s}", "vf", a->vf);
 		return EX_DATAERR;
 	}

@@ -292,7 +292,7 @@ cmd_show(struct ctx *c)
 	size_t i;
 	int rc;
 
-	if (c->a.vf != NULL && !vf_addr_valid(c->a.vf)) {
+	if (c->a.vf != NULL && !vfaddr_valid(c->a.vf)) {
 		log_msg(LVL_ERROR, "invalid VF address", "{s:s}", "vf",
 		    c->a.vf);
 		return EX_DATAERR;

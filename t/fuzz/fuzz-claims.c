@@ -27,7 +27,7 @@ check_shape(const struct claims *c)
 	size_t i;
 
 	for (i = 0; i < c->n; i++) {
-		fuzz_require(vf_addr_valid(c->v[i].vf), T,
+		fuzz_require(vfaddr_valid(c->v[i].vf), T,
 		    "claim with an invalid address");
 		fuzz_require(claims_find_vf(c, c->v[i].vf) == &c->v[i], T,
 		    "a VF claimed twice");

@@ -70,9 +70,9 @@ check_shape(const struct domain *d)
 	fuzz_require(text_ok(d->name, sizeof(d->name)), T,
 	    "a name that is not clean text");
 	for (i = 0; i < d->hostdevs.n; i++)
-		fuzz_require(vf_addr_valid(d->hostdevs.v[i]), T,
+		fuzz_require(vfaddr_valid(d->hostdevs.v[i]), T,
 		    "a hostdev VF that is not a canonical address");
-	fuzz_require(d->meta_vf[0] == '\0' || vf_addr_valid(d->meta_vf), T,
+	fuzz_require(d->meta_vf[0] == '\0' || vfaddr_valid(d->meta_vf), T,
 	    "a metadata VF that is not a canonical address");
 	fuzz_require(text_ok(d->profile, sizeof(d->profile)), T,
 	    "a profile that is not clean text");

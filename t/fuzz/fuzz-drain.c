@@ -18,7 +18,7 @@ check_shape(const struct drains *d)
 	size_t i;
 
 	for (i = 0; i < d->n; i++) {
-		fuzz_require(vf_addr_valid(d->v[i].vf), T,
+		fuzz_require(vfaddr_valid(d->v[i].vf), T,
 		    "drain with an invalid address");
 		fuzz_require(i == 0 || strcmp(d->v[i - 1].vf, d->v[i].vf) < 0,
 		    T, "drains not sorted, or a VF drained twice");

@@ -25,7 +25,7 @@ check_shape(const struct health *h)
 	size_t i;
 
 	for (i = 0; i < h->n; i++) {
-		fuzz_require(vf_addr_valid(h->recs[i].vf), T,
+		fuzz_require(vfaddr_valid(h->recs[i].vf), T,
 		    "record with an invalid address");
 		fuzz_require(i == 0 || strcmp(h->recs[i - 1].vf,
 		    h->recs[i].vf) < 0, T, "records not sorted and unique");

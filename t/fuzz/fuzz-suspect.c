@@ -18,7 +18,7 @@ check_shape(const struct suspects *d)
 	size_t i;
 
 	for (i = 0; i < d->n; i++) {
-		fuzz_require(vf_addr_valid(d->v[i].vf), T,
+		fuzz_require(vfaddr_valid(d->v[i].vf), T,
 		    "suspect with an invalid address");
 		fuzz_require(i == 0 || strcmp(d->v[i - 1].vf, d->v[i].vf) < 0,
 		    T, "suspects not sorted, or a VF suspect twice");

@@ -21,7 +21,7 @@ check_list(const struct targets *ts)
 
 	for (i = 0; i < ts->n; i++) {
 		t = &ts->v[i];
-		fuzz_require(vf_addr_valid(t->vf) && t->instance_id[0] != '\0' &&
+		fuzz_require(vfaddr_valid(t->vf) && t->instance_id[0] != '\0' &&
 		    t->claimed_at != NULL, T, "a bad target was kept");
 		fuzz_require(targets_find(ts, t->instance_id) != NULL, T,
 		    "a target cannot be found");

@@ -66,18 +66,18 @@ rejects(const char *text, const char *want)
 static void
 test_addresses(void)
 {
-	ok(vf_addr_valid("0000:e3:00.4"), "valid VF address");
-	ok(vf_addr_valid("ffff:ff:1f.7"), "valid VF address, high digits");
-	ok(!vf_addr_valid("0000:E3:00.4"), "uppercase hex rejected");
-	ok(pci_addr_valid("0000:E3:00.4", true), "any case: uppercase taken");
-	ok(!pci_addr_valid("0000:E3:00.8", true), "any case: function 8 not");
-	ok(!pci_addr_valid("0000:E3:00.4", false), "lower case only");
-	ok(!vf_addr_valid("0000:e3:00.8"), "function 8 rejected");
-	ok(!vf_addr_valid("0000:e3:00.4 "), "trailing space rejected");
-	ok(!vf_addr_valid("e3:00.4"), "short form rejected");
-	ok(!vf_addr_valid("not-a-pci-address"), "garbage rejected");
-	ok(!vf_addr_valid(""), "empty rejected");
-	ok(!vf_addr_valid(NULL), "NULL rejected");
+	ok(vfaddr_valid("0000:e3:00.4"), "valid VF address");
+	ok(vfaddr_valid("ffff:ff:1f.7"), "valid VF address, high digits");
+	ok(!vfaddr_valid("0000:E3:00.4"), "uppercase hex rejected");
+	ok(vfaddr_pci_valid("0000:E3:00.4", true), "any case: uppercase taken");
+	ok(!vfaddr_pci_valid("0000:E3:00.8", true), "any case: function 8 not");
+	ok(!vfaddr_pci_valid("0000:E3:00.4", false), "lower case only");
+	ok(!vfaddr_valid("0000:e3:00.8"), "function 8 rejected");
+	ok(!vfaddr_valid("0000:e3:00.4 "), "trailing space rejected");
+	ok(!vfaddr_valid("e3:00.4"), "short form rejected");
+	ok(!vfaddr_valid("not-a-pci-address"), "garbage rejected");
+	ok(!vfaddr_valid(""), "empty rejected");
+	ok(!vfaddr_valid(NULL), "NULL rejected");
 }
 
 static void
