@@ -112,10 +112,11 @@ put_suspect() {
 # claim VF ID [EXTRA-JSON]: a claim made now (claimed_at), with a vsock
 # endpoint unless EXTRA says otherwise.
 claim() {
-	local now
+	local now x=${3:-}
 	now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+	[ -n "$x" ] || x='{"vsock":"vsock:42:2222"}'
 	put_claims "$(jq -nc --arg vf "$1" --arg id "$2" --arg at "${CLAIMED_AT:-$now}" \
-	    --argjson x "${3:-{\"vsock\":\"vsock:42:2222\"\}}" \
+	    --argjson x "$x" \
 	    '{version: 1, claims: [{vf_address: $vf, instance_id: $id,
 	    claimed_at: $at} + $x]}')"
 }

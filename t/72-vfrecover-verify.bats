@@ -58,7 +58,7 @@ $VF5 $CARD"
 	assert_equal "$(jq -c .claims "$DATA/gpu/vf-claims.json")" '[]'
 	assert_equal "$(jq -c .suspects "$SUSPECT")" '[]'
 	quarantined $VF5
-	! quarantined $VF4
+	run ! quarantined $VF4
 	run -0 jq -c 'select(.command == "verify") | [.vf, .result]' "$AUDIT"
 	assert_output "[\"$VF4\",\"pass\"]
 [\"$VF5\",\"fail\"]"
