@@ -149,7 +149,7 @@ emit(struct probe *p, const char *event, const char *key, const char *text,
 		rc = jsonl_write(stdout, ev);
 	json_decref(ev);
 	if (rc < 0)
-		stop_set(&p->stop, STOP_OUTPUT, errno);
+		wait_stop_set(&p->stop, STOP_OUTPUT, errno);
 	return rc;
 }
 
@@ -272,9 +272,9 @@ attempt_wait(struct probe *p, struct attempt *a)
 	long long left = 0;
 
 	while (!a->reaped || a->fd >= 0) {
-		if (stop_check(&p->stop) ||
+		if (wait_stop_check(&p->stop) ||
 		    (left = deadline - io_now_ms()) <= 0 ||
-		    stop_wait(&p->stop, a->fd, left > TICK_MS ? TICK_MS :
+		    wait_fd(&p->stop, a->fd, left > TICK_MS ? TICK_MS :
 		    (int)left) < 0) {
 			attempt_kill(a);
 			if (a->fd >= 0) {
@@ -345,7 +345,7 @@ probe_once(struct probe *p, struct attempt *a, unsigned nr)
 	size_t n;
 
 	if (attempt_start(p, a) < 0) {
-		stop_set(&p->stop, STOP_OS, errno);
+		wait_stop_set(&p->stop, STOP_OS, errno);
 		return -1;
 	}
 	if (attempt_wait(p, a) < 0)
@@ -373,7 +373,7 @@ probe_run(struct probe *p)
 	a.out = malloc(OUTPUT_MAX);
 	a.why = malloc(WHY_MAX);
 	if (a.out == NULL || a.why == NULL) {
-		stop_set(&p->stop, STOP_OS, errno);
+		wait_stop_set(&p->stop, STOP_OS, errno);
 		free(a.out);
 		free(a.why);
 		return;
@@ -391,7 +391,7 @@ probe_run(struct probe *p)
 			emit(p, "gpu_probe_gave_up", NULL, NULL, 0);
 			break;
 		}
-		if (stop_nap(&p->stop, p->retry_interval) < 0)
+		if (wait_nap(&p->stop, p->retry_interval) < 0)
 			break;
 	}
 	free(a.out);
@@ -499,7 +499,7 @@ exit_code(const struct probe *p)
 	if (p->stop.why == STOP_OS)
 		log_msg(LVL_ERROR, "cannot start a probe attempt", "{s:s}",
 		    "error", strerror(p->stop.err));
-	return stop_exit_code(&p->stop);
+	return wait_exit_code(&p->stop);
 }
 
 int

@@ -106,12 +106,12 @@ watch_read(void *ctx, void *buf, size_t len)
 	int rc;
 
 	for (;;) {
-		if (ready && !stop_check(&w->stop)) {
+		if (ready && !wait_stop_check(&w->stop)) {
 			n = read(w->fd, buf, len);
 			if (n >= 0 || (errno != EAGAIN && errno != EINTR))
 				return n;
 		}
-		rc = stop_wait(&w->stop, w->fd, WAKE_MS);
+		rc = wait_fd(&w->stop, w->fd, WAKE_MS);
 		if (rc < 0) {
 			errno = ECANCELED;
 			return -1;
@@ -134,13 +134,13 @@ watch_emit(void *ctx, const struct kmsg_record *rec)
 	    "message", jsonl_string_lossy(rec->msg, rec->msglen));
 	if (ev == NULL || json_object_get(ev, "message") == NULL) {
 		json_decref(ev);
-		stop_set(&w->stop, STOP_MEMORY, ENOMEM);
+		wait_stop_set(&w->stop, STOP_MEMORY, ENOMEM);
 		return -1;
 	}
 	rc = jsonl_write(stdout, ev);
 	json_decref(ev);
 	if (rc < 0)
-		stop_set(&w->stop, STOP_OUTPUT, errno);
+		wait_stop_set(&w->stop, STOP_OUTPUT, errno);
 	return rc;
 }
 
@@ -189,7 +189,7 @@ watch_open(struct watch *w)
 	}
 	kmsg_reader_release(&w->r);
 	if (kmsg_reader_init(&w->r, !S_ISCHR(st.st_mode)) < 0) {
-		stop_set(&w->stop, STOP_MEMORY, ENOMEM);
+		wait_stop_set(&w->stop, STOP_MEMORY, ENOMEM);
 		return -1;
 	}
 	return 0;
@@ -222,7 +222,7 @@ watch_run(struct watch *w)
 	while (w->stop.why == RUNNING) {
 		if (watch_open(w) < 0) {
 			if (w->stop.why == RUNNING)
-				stop_nap(&w->stop, w->open_retry);
+				wait_nap(&w->stop, w->open_retry);
 			continue;
 		}
 		rc = watch_scan(w);
@@ -230,7 +230,7 @@ watch_run(struct watch *w)
 		w->fd = -1;
 		if (rc != 0)
 			break;
-		stop_nap(&w->stop, w->reopen_delay);
+		wait_nap(&w->stop, w->reopen_delay);
 	}
 	return rc;
 }
@@ -306,7 +306,7 @@ exit_code(const struct watch *w)
 	    "overruns", (json_int_t)w->r.stats.overruns,
 	    "lost", (json_int_t)w->r.stats.lost,
 	    "overlong", (json_int_t)w->r.stats.overlong);
-	return stop_exit_code(&w->stop);
+	return wait_exit_code(&w->stop);
 }
 
 int

@@ -61,9 +61,6 @@ PENDING = {
         "health_report_success", "health_success_json",
         "health_success_noop"
     ],
-    "src/lib/wait.c": [
-        "stop_check", "stop_exit_code", "stop_nap", "stop_set", "stop_wait"
-    ],
     "src/sentinel-poll/logtail.c": [
         "logtails_get", "logtails_init", "logtails_pass",
         "logtails_release", "logtails_sweep"

@@ -33,7 +33,7 @@ wait_fds(struct pollfd *pfds, size_t n, int out_fd, long long ms,
 }
 
 void
-stop_set(struct stop *s, enum stop_why why, int err)
+wait_stop_set(struct stop *s, enum stop_why why, int err)
 {
 	if (s->why != RUNNING)
 		return;
@@ -42,46 +42,46 @@ stop_set(struct stop *s, enum stop_why why, int err)
 }
 
 bool
-stop_check(struct stop *s)
+wait_stop_check(struct stop *s)
 {
 	if (sig_stop)
-		stop_set(s, STOP_SIGNAL, 0);
+		wait_stop_set(s, STOP_SIGNAL, 0);
 	return s->why != RUNNING;
 }
 
 int
-stop_wait(struct stop *s, int fd, int ms)
+wait_fd(struct stop *s, int fd, int ms)
 {
 	struct pollfd p[2] = { { .fd = fd, .events = POLLIN } };
 	bool gone = false;
 	size_t n = fd < 0 ? 0 : 1;
 
-	if (stop_check(s))
+	if (wait_stop_check(s))
 		return -1;
 	if (wait_fds(p, n, STDOUT_FILENO, ms, NULL, &gone) < 0 && !sig_stop)
 		return 0;
 	if (gone)
-		stop_set(s, STOP_PEER, 0);
-	if (stop_check(s))
+		wait_stop_set(s, STOP_PEER, 0);
+	if (wait_stop_check(s))
 		return -1;
 	return n > 0 && p[0].revents != 0;
 }
 
 int
-stop_nap(struct stop *s, unsigned sec)
+wait_nap(struct stop *s, unsigned sec)
 {
 	long long end = io_now_ms() + 1000LL * sec;
 	long long left;
 
 	while ((left = end - io_now_ms()) > 0)
-		if (stop_wait(s, -1, left > NAP_TICK_MS ? NAP_TICK_MS :
+		if (wait_fd(s, -1, left > NAP_TICK_MS ? NAP_TICK_MS :
 		    (int)left) < 0)
 			return -1;
-	return stop_check(s) ? -1 : 0;
+	return wait_stop_check(s) ? -1 : 0;
 }
 
 int
-stop_exit_code(const struct stop *s)
+wait_exit_code(const struct stop *s)
 {
 	if (s->why == STOP_MEMORY || s->why == STOP_OS)
 		return EX_OSERR;

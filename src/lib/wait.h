@@ -35,22 +35,22 @@ struct stop {
 };
 
 /* Records why (and errno err) unless a reason is already set. */
-void stop_set(struct stop *s, enum stop_why why, int err);
+void wait_stop_set(struct stop *s, enum stop_why why, int err);
 
 /* Records a pending SIGTERM/SIGINT; true when the program must stop. */
-bool stop_check(struct stop *s);
+bool wait_stop_check(struct stop *s);
 
 /*
  * Waits up to ms for fd (-1: none) to be readable, watching stdout's
  * reader and the stop flag. 1 readable, 0 timeout or interrupted, -1
  * when the program must stop (s->why says why).
  */
-int stop_wait(struct stop *s, int fd, int ms);
+int wait_fd(struct stop *s, int fd, int ms);
 
 /* Sleeps sec seconds unless the program must stop first. 0 or -1. */
-int stop_nap(struct stop *s, unsigned sec);
+int wait_nap(struct stop *s, unsigned sec);
 
 /* The exit code for s: 0, 71 (EX_OSERR) or 74 (EX_IOERR). */
-int stop_exit_code(const struct stop *s);
+int wait_exit_code(const struct stop *s);
 
 #endif

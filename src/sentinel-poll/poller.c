@@ -76,13 +76,13 @@ tell(struct poller *p, const struct poller_event *ev)
 static void
 out_of_memory(struct poller *p)
 {
-	stop_set(&p->stop, STOP_MEMORY, ENOMEM);
+	wait_stop_set(&p->stop, STOP_MEMORY, ENOMEM);
 }
 
 static bool
 stopping(struct poller *p)
 {
-	return stop_check(&p->stop);
+	return wait_stop_check(&p->stop);
 }
 
 /* Waits in ppoll(2), the only place TERM/INT are delivered. */
@@ -95,7 +95,7 @@ wait_events(struct poller *p, struct pollfd *pfds, size_t n, long long ms)
 	r = wait_fds(pfds, n, p->conf->out_fd, ms, p->conf->run_mask, &gone);
 	if (gone && p->stop.why != STOP_PEER) {
 		tell(p, &(struct poller_event){ .kind = POLLER_EV_PEER_GONE });
-		stop_set(&p->stop, STOP_PEER, 0);
+		wait_stop_set(&p->stop, STOP_PEER, 0);
 	}
 	return r;
 }
@@ -331,7 +331,7 @@ emit(struct poller *p, json_t *o)
 	else if (p->stop.why == STOP_OUTPUT)
 		json_decref(o);
 	else if (p->conf->emit(p->conf->arg, o) == -1)
-		stop_set(&p->stop, STOP_OUTPUT, errno);
+		wait_stop_set(&p->stop, STOP_OUTPUT, errno);
 }
 
 /* detail is the nvrm of a failed check or the error of an rpc_error. */
@@ -793,7 +793,7 @@ poller_run(struct poller *p)
 			break;
 		wait_until(p, start + pause * 1000LL);
 	}
-	return stop_exit_code(&p->stop);
+	return wait_exit_code(&p->stop);
 }
 
 /* --- setup -------------------------------------------------------------- */

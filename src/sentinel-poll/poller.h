@@ -131,7 +131,7 @@ struct poller *poller_new(const struct poller_conf *conf);
 
 /*
  * Scans until once is done, a stop signal, the output's reader going
- * away or a failed emit. The exit code (wait.h stop_exit_code): 0, 71
+ * away or a failed emit. The exit code (wait.h wait_exit_code): 0, 71
  * (out of memory) or 74 (the output).
  */
 int poller_run(struct poller *p);

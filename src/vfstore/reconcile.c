@@ -157,9 +157,9 @@ cmd_reconcile(struct ctx *c)
 	do {
 		(void)reconcile_once(c, &conf, &t, &out);
 		if (out != 0)
-			stop_set(&st, STOP_OUTPUT, 0);
-	} while (out == 0 && stop_nap(&st, interval) == 0);
+			wait_stop_set(&st, STOP_OUTPUT, 0);
+	} while (out == 0 && wait_nap(&st, interval) == 0);
 	if (st.why == STOP_PEER)
 		log_msg(LVL_ERROR, "stdout reader went away", NULL);
-	return stop_exit_code(&st);
+	return wait_exit_code(&st);
 }

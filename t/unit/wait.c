@@ -40,19 +40,19 @@ test_wait(void)
 	    "pipes"))
 		return;
 	t0 = io_now_ms();
-	ok(stop_wait(&s, in[0], 50) == 0 && s.why == RUNNING,
+	ok(wait_fd(&s, in[0], 50) == 0 && s.why == RUNNING,
 	    "timeout: 0, still running");
 	ok(io_now_ms() - t0 >= 40, "timeout waited");
-	ok(write(in[1], "x", 1) == 1 && stop_wait(&s, in[0], 1000) == 1,
+	ok(write(in[1], "x", 1) == 1 && wait_fd(&s, in[0], 1000) == 1,
 	    "readable: 1");
-	ok(stop_nap(&s, 0) == 0, "nap of 0 s returns 0");
+	ok(wait_nap(&s, 0) == 0, "nap of 0 s returns 0");
 	close(rd);
-	ok(stop_wait(&s, -1, 5000) == -1 && s.why == STOP_PEER,
+	ok(wait_fd(&s, -1, 5000) == -1 && s.why == STOP_PEER,
 	    "reader gone: -1, STOP_PEER");
-	ok(stop_exit_code(&s) == EX_IOERR, "peer gone: exit 74");
-	stop_set(&s, STOP_MEMORY, ENOMEM);
+	ok(wait_exit_code(&s) == EX_IOERR, "peer gone: exit 74");
+	wait_stop_set(&s, STOP_MEMORY, ENOMEM);
 	ok(s.why == STOP_PEER, "the first reason stays");
-	ok(stop_nap(&s, 1) == -1, "nap when stopping: -1");
+	ok(wait_nap(&s, 1) == -1, "nap when stopping: -1");
 	dup2(saved, STDOUT_FILENO);
 	close(saved);
 	close(in[0]);
@@ -64,19 +64,19 @@ test_codes(void)
 {
 	struct stop s = { RUNNING, 0 };
 
-	ok(stop_exit_code(&s) == 0, "running: 0");
-	ok(!stop_check(&s), "no signal: not stopping");
+	ok(wait_exit_code(&s) == 0, "running: 0");
+	ok(!wait_stop_check(&s), "no signal: not stopping");
 	sig_stop = SIGTERM;
-	ok(stop_check(&s) && s.why == STOP_SIGNAL, "signal: STOP_SIGNAL");
-	ok(stop_wait(&s, -1, 5000) == -1, "signal: wait returns at once");
-	ok(stop_exit_code(&s) == 0, "signal: exit 0");
+	ok(wait_stop_check(&s) && s.why == STOP_SIGNAL, "signal: STOP_SIGNAL");
+	ok(wait_fd(&s, -1, 5000) == -1, "signal: wait returns at once");
+	ok(wait_exit_code(&s) == 0, "signal: exit 0");
 	sig_stop = 0;
 	s = (struct stop){ RUNNING, 0 };
-	stop_set(&s, STOP_OS, EAGAIN);
-	ok(stop_exit_code(&s) == EX_OSERR && s.err == EAGAIN, "os: exit 71");
+	wait_stop_set(&s, STOP_OS, EAGAIN);
+	ok(wait_exit_code(&s) == EX_OSERR && s.err == EAGAIN, "os: exit 71");
 	s = (struct stop){ RUNNING, 0 };
-	stop_set(&s, STOP_OUTPUT, EIO);
-	ok(stop_exit_code(&s) == EX_IOERR, "output: exit 74");
+	wait_stop_set(&s, STOP_OUTPUT, EIO);
+	ok(wait_exit_code(&s) == EX_IOERR, "output: exit 74");
 }
 
 /* Last: it lowers the hard limit, which cannot be undone. */
