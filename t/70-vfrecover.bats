@@ -53,6 +53,18 @@ verify $VF5"
 3'
 }
 
+@test "vfrecover's clear step ends the card's suspicions too, audited unsuspect (cause clear)" {
+	printf '{"version":1,"suspects":[{"vf_address":"%s","instance_id":"i-1","assigned_at":"2026-12-07T10:00:00Z","ended_at":"2026-12-07T10:00:09Z","ended":"unclean","source":"vfstore"}]}' \
+	    $VF4 >"$DATA/gpu/vf-suspect.json"
+	recovery_conf
+	run -0 --separate-stderr rec --card e3:00.0
+	assert_equal "${lines[-1]}" '{"card":"0000:e3:00.0","result":"recovered"}'
+	run -0 jq -c .suspects "$DATA/gpu/vf-suspect.json"
+	assert_output '[]'
+	run -0 jq -r 'select(.command == "unsuspect") | "\(.vf) \(.cause)"' "$AUDIT"
+	assert_output "$VF4 clear"
+}
+
 @test "vfrecover --dry-run prints the plan with the commands and changes and runs nothing" {
 	vfstore --data-dir "$DATA" --sysfs-root "$SYSFS" quarantine --vf $VF4 \
 	    >/dev/null 2>&1

@@ -22,6 +22,7 @@
 #include "io.h"
 #include "lock.h"
 #include "step.h"
+#include "suspect.h"
 #include "sig.h"
 
 /* The paths of the card's journal and lock; VFSENTINEL_CARD. */
@@ -130,6 +131,43 @@ load_drains(struct recovery_run *r)
 }
 
 /*
+ * clear: the suspicions of the card's VFs end too (SPEC.md 7.3), saved
+ * before the drains are lifted, each audited unsuspect (cause clear).
+ * 0, or step_fail()'s code.
+ */
+static int
+clear_suspects(struct recovery_run *r)
+{
+	struct suspects *d = &r->view.suspects, gone = { 0 };
+	const struct suspect *sp;
+	struct atomic_result res;
+	bool changed = false, added;
+	size_t i;
+	int rc = 0;
+
+	if (suspects_load(&r->view.store, d) < 0)
+		return step_fail(r, EX_UNAVAILABLE, RECOVERRUN_EV_UNAVAILABLE,
+		    r->view.store.why);
+	for (i = 0; i < r->vfs.n && rc == 0; i++) {
+		if ((sp = suspects_find(d, r->vfs.v[i])) == NULL)
+			continue;
+		added = false;
+		if (suspects_add(&gone, sp, &added) < 0)
+			rc = step_fail(r, EX_OSERR, RECOVERRUN_EV_NOMEM, NULL);
+		else
+			suspects_remove(d, r->vfs.v[i], &changed);
+	}
+	if (rc == 0 && changed && suspects_save(&r->view.store, d, &res) < 0)
+		rc = step_fail(r, EX_IOERR, RECOVERRUN_EV_SAVE,
+		    r->view.store.why);
+	for (i = 0; rc == 0 && i < gone.n; i++)
+		(void)suspect_audit_end(r->view.store.dir, &gone.v[i],
+		    "clear");
+	suspects_release(&gone);
+	return rc;
+}
+
+/*
  * drain: the card's VFs into the drain file, the health records left
  * alone (SPEC.md 6.3). clear: their records cleared (*dropped, what they
  * held), saved, then the drains lifted: a crash between the two saves
@@ -141,6 +179,7 @@ edit_files(struct recovery_run *r, enum recovery_step step,
 {
 	struct atomic_result res;
 	bool hchanged = false, dchanged = false;
+	int rc;
 
 	if ((step == STEP_CLEAR && card_clear(h, &r->vfs, &hchanged,
 	    dropped) < 0) || card_drains(d, &r->vfs, step == STEP_DRAIN,
@@ -150,6 +189,8 @@ edit_files(struct recovery_run *r, enum recovery_step step,
 	    health_save(&r->view.store, h, &res) < 0)
 		return step_fail(r, EX_IOERR, RECOVERRUN_EV_SAVE,
 		    r->view.store.why);
+	if (step == STEP_CLEAR && (rc = clear_suspects(r)) != 0)
+		return rc;
 	if (dchanged && drains_save(&r->view.store, d, &res) < 0)
 		return step_fail(r, EX_IOERR, RECOVERRUN_EV_SAVE,
 		    r->view.store.why);
