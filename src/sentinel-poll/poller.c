@@ -166,8 +166,8 @@ unpolled(struct poller *p, struct poller_event *ev)
 
 	ev->kind = POLLER_EV_UNPOLLED;
 	p->stat.unpolled[ev->reason]++;
-	if ((m = target_marks_get(&p->unpolled[ev->reason], ev->t)) == NULL ||
-	    (same = target_mark_repeat(m, pollstat_reason_name(ev->reason),
+	if ((m = targets_marks_get(&p->unpolled[ev->reason], ev->t)) == NULL ||
+	    (same = targets_mark_repeat(m, pollstat_reason_name(ev->reason),
 	    io_now_ms(), FAIL_LOG_MS)) == -1)
 		out_of_memory(p);
 	ev->repeat = same == 1;
@@ -233,12 +233,12 @@ vmm_alive(struct poller *p, const struct vmm_listeners *l,
 	st = vmm_liveness(l, cs, &why);
 	ev.err = errno;
 	if (st == VMM_ALIVE) {
-		if (target_marks_has(&p->skipped, t))
+		if (targets_marks_has(&p->skipped, t))
 			tell(p, &(struct poller_event){
 			    .kind = POLLER_EV_VMM_BACK, .t = t });
 		return true;
 	}
-	if (target_marks_set(&p->skipped, t) == -1)
+	if (targets_marks_set(&p->skipped, t) == -1)
 		out_of_memory(p);
 	ev.vmm = st;
 	ev.why = why;
@@ -315,7 +315,7 @@ gate_targets(struct poller *p, const struct targets *all,
 		if (targets_add(ts, t) == -1)
 			out_of_memory(p);
 	}
-	target_marks_sweep(&p->skipped);
+	targets_marks_sweep(&p->skipped);
 	p->stat.targets = all->n;
 	p->stat.polled = ts->n;
 	vmm_listeners_release(&l);
@@ -357,15 +357,15 @@ check_failed(struct poller *p, const struct target *t, const char *why)
 	int same;
 
 	if (now - p->failing_swept >= FAIL_LOG_MS) {
-		target_marks_sweep(&p->failing);
+		targets_marks_sweep(&p->failing);
 		p->failing_swept = now;
 	}
-	if ((m = target_marks_get(&p->failing, t)) == NULL) {
+	if ((m = targets_marks_get(&p->failing, t)) == NULL) {
 		out_of_memory(p);
 		return;
 	}
 	why = why != NULL ? why : "";
-	if ((same = target_mark_repeat(m, why, now, FAIL_LOG_MS)) == -1)
+	if ((same = targets_mark_repeat(m, why, now, FAIL_LOG_MS)) == -1)
 		out_of_memory(p);
 	tell(p, &(struct poller_event){ .kind = POLLER_EV_RPC_ERROR,
 	    .t = t, .why = why, .repeat = same == 1 });
@@ -697,7 +697,7 @@ scan_listed(struct poller *p, const struct targets *all)
 	if (!stopping(p))
 		report_notes(p);
 	for (i = 0; i < POLLSTAT_REASON_N && !stopping(p); i++)
-		target_marks_sweep(&p->unpolled[i]);
+		targets_marks_sweep(&p->unpolled[i]);
 	tell(p, &(struct poller_event){ .kind = POLLER_EV_SCAN,
 	    .listed = all->n, .polled = ts.n, .ms = io_now_ms() - start });
 	free(p->notes);
@@ -860,10 +860,10 @@ poller_free(struct poller *p)
 		return;
 	checkpool_release(&p->pool);
 	confirm_release(&p->pend);
-	target_marks_release(&p->skipped);
-	target_marks_release(&p->failing);
+	targets_marks_release(&p->skipped);
+	targets_marks_release(&p->failing);
 	for (i = 0; i < POLLSTAT_REASON_N; i++)
-		target_marks_release(&p->unpolled[i]);
+		targets_marks_release(&p->unpolled[i]);
 	unsaved_release(&p->unsaved);
 	logtails_release(&p->tails);
 	targets_release(&p->stdin_targets);

@@ -318,7 +318,7 @@ targets_list(const struct targets_source *src, struct targets *ts,
 /* --- marks -------------------------------------------------------------- */
 
 char *
-target_key(const struct target *t)
+targets_key(const struct target *t)
 {
 	char *key;
 
@@ -341,13 +341,13 @@ mark_find(const struct target_marks *m, const char *key)
 }
 
 struct target_mark *
-target_marks_get(struct target_marks *m, const struct target *t)
+targets_marks_get(struct target_marks *m, const struct target *t)
 {
 	struct target_mark *v;
 	char *key;
 	size_t i;
 
-	if ((key = target_key(t)) == NULL)
+	if ((key = targets_key(t)) == NULL)
 		return NULL;
 	if ((i = mark_find(m, key)) < m->n) {
 		free(key);
@@ -364,22 +364,22 @@ target_marks_get(struct target_marks *m, const struct target *t)
 }
 
 int
-target_marks_set(struct target_marks *m, const struct target *t)
+targets_marks_set(struct target_marks *m, const struct target *t)
 {
 	size_t n = m->n;
 
-	if (target_marks_get(m, t) == NULL)
+	if (targets_marks_get(m, t) == NULL)
 		return -1;
 	return m->n > n ? 1 : 0;
 }
 
 bool
-target_marks_has(const struct target_marks *m, const struct target *t)
+targets_marks_has(const struct target_marks *m, const struct target *t)
 {
 	char *key;
 	bool has;
 
-	if ((key = target_key(t)) == NULL)
+	if ((key = targets_key(t)) == NULL)
 		return false;
 	has = mark_find(m, key) < m->n;
 	free(key);
@@ -387,7 +387,7 @@ target_marks_has(const struct target_marks *m, const struct target *t)
 }
 
 int
-target_mark_repeat(struct target_mark *m, const char *why, long long now,
+targets_mark_repeat(struct target_mark *m, const char *why, long long now,
     long long every)
 {
 	if (m->why != NULL && strcmp(m->why, why) == 0 && now - m->at < every)
@@ -398,7 +398,7 @@ target_mark_repeat(struct target_mark *m, const char *why, long long now,
 }
 
 void
-target_marks_sweep(struct target_marks *m)
+targets_marks_sweep(struct target_marks *m)
 {
 	size_t i = 0;
 
@@ -414,7 +414,7 @@ target_marks_sweep(struct target_marks *m)
 }
 
 void
-target_marks_release(struct target_marks *m)
+targets_marks_release(struct target_marks *m)
 {
 	size_t i;
 

@@ -124,7 +124,7 @@ int targets_list(const struct targets_source *src, struct targets *ts,
 
 /* The key of t's assignment, "INSTANCE\nVF\nCLAIMED_AT" (the caller frees
  * it); NULL/ENOMEM. */
-char *target_key(const struct target *t);
+char *targets_key(const struct target *t);
 
 /*
  * A set of assignments (instance, VF, claim time) kept from scan to scan,
@@ -143,15 +143,15 @@ struct target_marks {
 };
 
 /* Marks t's assignment: 1 if new to the set, 0 if in it, -1/ENOMEM. */
-int target_marks_set(struct target_marks *m, const struct target *t);
+int targets_marks_set(struct target_marks *m, const struct target *t);
 
 /* Marks t's assignment and returns its mark (new: why NULL, at 0),
  * owned by m until the next sweep; NULL/ENOMEM. */
-struct target_mark *target_marks_get(struct target_marks *m,
+struct target_mark *targets_marks_get(struct target_marks *m,
     const struct target *t);
 
 /* true if t's assignment is in m; marks nothing. */
-bool target_marks_has(const struct target_marks *m, const struct target *t);
+bool targets_marks_has(const struct target_marks *m, const struct target *t);
 
 /*
  * A failure of m's assignment for why (not NULL) at now: 1 when it
@@ -161,13 +161,13 @@ bool target_marks_has(const struct target_marks *m, const struct target *t);
  * kept (m then has none, so the next is new). now and every: any one
  * unit, e.g. milliseconds of io_now_ms().
  */
-int target_mark_repeat(struct target_mark *m, const char *why,
+int targets_mark_repeat(struct target_mark *m, const char *why,
     long long now, long long every);
 
 /* Forgets the assignments not marked since the last sweep. */
-void target_marks_sweep(struct target_marks *m);
+void targets_marks_sweep(struct target_marks *m);
 
 /* Frees every key and empties m. */
-void target_marks_release(struct target_marks *m);
+void targets_marks_release(struct target_marks *m);
 
 #endif

@@ -28,7 +28,7 @@ lookup(struct unsaved *u, const struct target *t, bool create)
 	char *key;
 	size_t i;
 
-	if ((key = target_key(t)) == NULL)
+	if ((key = targets_key(t)) == NULL)
 		return NULL;
 	if ((i = find(u, key)) < u->n || !create) {
 		free(key);

@@ -28,7 +28,7 @@ enum unsaved_source {
 };
 
 struct unsaved_entry {
-	char *key;			/* owned: target_key() */
+	char *key;			/* owned: targets_key() */
 	char *nvrm[UNSAVED_N];		/* owned: the failure seen, or NULL */
 	bool fresh[UNSAVED_N];		/* seen in this scan */
 	bool listed;			/* listed since the last sweep */

@@ -207,21 +207,21 @@ test_marks(void)
 	struct target a = { "0000:e3:00.4", "i-1", "t1", NULL, NULL, NULL };
 	struct target b = { "0000:e3:00.4", "i-1", "t2", NULL, NULL, NULL };
 
-	ok(target_marks_set(&m, &a) == 1 && m.n == 1, "a new mark: 1");
-	ok(target_marks_set(&m, &a) == 0 && m.n == 1, "marked again: 0");
-	ok(target_marks_set(&m, &b) == 1 && m.n == 2,
+	ok(targets_marks_set(&m, &a) == 1 && m.n == 1, "a new mark: 1");
+	ok(targets_marks_set(&m, &a) == 0 && m.n == 1, "marked again: 0");
+	ok(targets_marks_set(&m, &b) == 1 && m.n == 2,
 	    "another claim time is another assignment");
-	target_marks_sweep(&m);
+	targets_marks_sweep(&m);
 	ok(m.n == 2, "a sweep keeps what was marked since the last one");
-	ok(target_marks_set(&m, &a) == 0, "a kept mark is not new");
-	target_marks_sweep(&m);
+	ok(targets_marks_set(&m, &a) == 0, "a kept mark is not new");
+	targets_marks_sweep(&m);
 	ok(m.n == 1 && strstr(m.v[0].key, "t1") != NULL,
 	    "the next sweep forgets what was not marked again");
-	target_marks_sweep(&m);
-	ok(m.n == 0 && target_marks_set(&m, &a) == 1,
+	targets_marks_sweep(&m);
+	ok(m.n == 0 && targets_marks_set(&m, &a) == 1,
 	    "once forgotten, a mark is new again");
-	target_marks_release(&m);
-	ok(m.n == 0 && m.v == NULL, "target_marks_release empties the set");
+	targets_marks_release(&m);
+	ok(m.n == 0 && m.v == NULL, "targets_marks_release empties the set");
 }
 
 /* The 5-minute rule of a check failure's warn (FAIL_LOG_MS), on a clock
@@ -232,22 +232,22 @@ test_mark_repeat(void)
 	const long long every = 300000;
 	struct target_mark m = { 0 };
 
-	ok(target_mark_repeat(&m, "connect: Permission denied", 1000,
+	ok(targets_mark_repeat(&m, "connect: Permission denied", 1000,
 	    every) == 0, "the first failure is new");
-	ok(target_mark_repeat(&m, "connect: Permission denied", 2000,
+	ok(targets_mark_repeat(&m, "connect: Permission denied", 2000,
 	    every) == 1, "the same reason a second later repeats it");
-	ok(target_mark_repeat(&m, "connect: Permission denied",
+	ok(targets_mark_repeat(&m, "connect: Permission denied",
 	    1000 + every - 1, every) == 1, "and just under 5 minutes later");
-	ok(target_mark_repeat(&m, "connect: Permission denied", 1000 + every,
+	ok(targets_mark_repeat(&m, "connect: Permission denied", 1000 + every,
 	    every) == 0, "5 minutes after the last new one it is new again");
-	ok(target_mark_repeat(&m, "connect: Permission denied",
+	ok(targets_mark_repeat(&m, "connect: Permission denied",
 	    2000 + every, every) == 1, "and the clock starts from there");
-	ok(target_mark_repeat(&m, "timeout", 3000 + every, every) == 0,
+	ok(targets_mark_repeat(&m, "timeout", 3000 + every, every) == 0,
 	    "another reason is new at once");
-	ok(target_mark_repeat(&m, "connect: Permission denied",
+	ok(targets_mark_repeat(&m, "connect: Permission denied",
 	    4000 + every, every) == 0, "and so is the first one back");
-	ok(target_mark_repeat(&m, "", 5000 + every, every) == 0 &&
-	    target_mark_repeat(&m, "", 6000 + every, every) == 1,
+	ok(targets_mark_repeat(&m, "", 5000 + every, every) == 0 &&
+	    targets_mark_repeat(&m, "", 6000 + every, every) == 1,
 	    "an empty reason is one like any other");
 	free(m.why);
 }
