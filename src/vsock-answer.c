@@ -169,9 +169,9 @@ reply_new(struct answer *a, enum guest_state st, const char *msg,
 		return NULL;
 	}
 	if (err != NULL)
-		n = guest_error_format(err, r->line, cap);
+		n = guestproto_error_format(err, r->line, cap);
 	else
-		n = guest_reply_format(st, msg, r->line, cap);
+		n = guestproto_reply_format(st, msg, r->line, cap);
 	if (n < 0) {
 		a->fatal = log_fail(EX_SOFTWARE, "cannot format reply",
 		    "{s:s}", "error", strerror(errno));
@@ -301,7 +301,7 @@ events_read(struct answer *a)
 	if (n == 0 || err != 0) {
 		a->events_done = true;
 		log_msg(LVL_INFO, "end of event input; still serving",
-		    "{s:s}", "state", guest_state_name(a->state));
+		    "{s:s}", "state", guestproto_state_name(a->state));
 	}
 }
 
@@ -355,7 +355,7 @@ answer_request(void *ctx, const char *line, size_t len)
 	struct answer *a = ctx;
 	enum guest_method m = GUEST_METHOD_UNSUPPORTED;
 
-	if (guest_request_parse(line, len, &m) < 0)
+	if (guestproto_request_parse(line, len, &m) < 0)
 		return a->bad;
 	if (m == GUEST_METHOD_UNSUPPORTED)
 		return a->unsupported;
@@ -374,7 +374,7 @@ vserial_open(struct answer *a)
 	    GUEST_REQUEST_MAX, answer_request, a) < 0)
 		return log_fail(EX_OSERR, "out of memory", NULL);
 	log_msg(LVL_INFO, "serving a virtio-serial port", "{s:s, s:s}",
-	    "endpoint", a->listen, "state", guest_state_name(a->state));
+	    "endpoint", a->listen, "state", guestproto_state_name(a->state));
 	return 0;
 }
 
@@ -405,7 +405,7 @@ listen_open(struct answer *a)
 	    GUEST_REQUEST_MAX, CLIENT_MS, answer_request, a) < 0)
 		return log_fail(EX_OSERR, "out of memory", NULL);
 	log_msg(LVL_INFO, "listening", "{s:s, s:s}", "endpoint", a->listen,
-	    "state", guest_state_name(a->state));
+	    "state", guestproto_state_name(a->state));
 	return 0;
 }
 
@@ -549,7 +549,7 @@ main(int argc, char **argv)
 	(void)prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 	if ((code = answer_open(&a)) == 0 && (code = serve(&a, &mask)) == 0)
 		log_msg(LVL_INFO, "stopping", "{s:s}", "state",
-		    guest_state_name(a.state));
+		    guestproto_state_name(a.state));
 	answer_release(&a);
 	return code;
 }

@@ -20,7 +20,7 @@ static const char *const state_names[] = {
 };
 
 const char *
-guest_state_name(enum guest_state st)
+guestproto_state_name(enum guest_state st)
 {
 	if ((unsigned)st > GUEST_FAILED)
 		return "UNKNOWN";
@@ -28,7 +28,7 @@ guest_state_name(enum guest_state st)
 }
 
 int
-guest_state_parse(const char *s, enum guest_state *st)
+guestproto_state_parse(const char *s, enum guest_state *st)
 {
 	unsigned i;
 
@@ -43,7 +43,8 @@ guest_state_parse(const char *s, enum guest_state *st)
 }
 
 int
-guest_request_parse(const char *line, size_t len, enum guest_method *method)
+guestproto_request_parse(const char *line, size_t len,
+    enum guest_method *method)
 {
 	const char *why, *name;
 	json_t *obj;
@@ -90,7 +91,7 @@ dump_line(json_t *obj, char *buf, size_t len)
 }
 
 int
-guest_reply_format(enum guest_state st, const char *msg, char *buf,
+guestproto_reply_format(enum guest_state st, const char *msg, char *buf,
     size_t len)
 {
 	json_t *obj;
@@ -99,12 +100,12 @@ guest_reply_format(enum guest_state st, const char *msg, char *buf,
 		obj = json_pack("{s:s, s:s}", "state", "FAILED",
 		    "failure_message", msg != NULL ? msg : "");
 	else
-		obj = json_pack("{s:s}", "state", guest_state_name(st));
+		obj = json_pack("{s:s}", "state", guestproto_state_name(st));
 	return dump_line(obj, buf, len);
 }
 
 int
-guest_error_format(const char *why, char *buf, size_t len)
+guestproto_error_format(const char *why, char *buf, size_t len)
 {
 	return dump_line(json_pack("{s:s}", "error", why), buf, len);
 }
@@ -126,7 +127,7 @@ reply_state(const json_t *obj, const char *state, struct guest_reply *r)
 	const json_t *m = json_object_get(obj, "failure_message");
 	const char *msg = "";
 
-	if (guest_state_parse(state, &r->state) == -1)
+	if (guestproto_state_parse(state, &r->state) == -1)
 		return reply_error(r, "bad reply: unknown state ", state);
 	if (m != NULL && !json_is_string(m))
 		return reply_error(r, "bad reply: failure_message not a string",
@@ -162,7 +163,7 @@ reply_object(const json_t *obj, struct guest_reply *r)
 }
 
 int
-guest_reply_parse(const char *line, size_t len, struct guest_reply *r)
+guestproto_reply_parse(const char *line, size_t len, struct guest_reply *r)
 {
 	const char *why;
 	json_t *obj;
@@ -202,7 +203,7 @@ escape_into(const char *msg, char *buf, size_t len, size_t *pos)
 }
 
 int
-guest_marker_format(bool failed, const struct timespec *now,
+guestproto_marker_format(bool failed, const struct timespec *now,
     const char *msg, char *buf, size_t len)
 {
 	char ts[TIMEFMT_MAX], date[32];
@@ -320,7 +321,7 @@ eat_nvrm(const char **p, const char *end, const char **text, size_t *n)
 }
 
 enum guest_marker
-guest_marker_match(const char *line, size_t len, const char **nvrm,
+guestproto_marker_match(const char *line, size_t len, const char **nvrm,
     size_t *nvrm_len)
 {
 	const char *p = line, *end = line + len, *text = NULL;
@@ -425,7 +426,7 @@ eat_pci_address(const char **p, const char *end)
 }
 
 bool
-guest_kernel_line_match(const char *line, size_t len, const char **nvrm,
+guestproto_kernel_line_match(const char *line, size_t len, const char **nvrm,
     size_t *nvrm_len)
 {
 	const char *p = line, *end = line + len, *start;

@@ -48,17 +48,17 @@ enum guest_method {
 };
 
 /* "UNKNOWN", "OK", "FAILED" (static). */
-const char *guest_state_name(enum guest_state st);
+const char *guestproto_state_name(enum guest_state st);
 
 /* Parses a state name; 0, or -1 (EINVAL) for anything else. */
-int guest_state_parse(const char *s, enum guest_state *st);
+int guestproto_state_parse(const char *s, enum guest_state *st);
 
 /*
  * Parses one request line. 0 with *method set, or -1 (EINVAL) for a bad
  * request: longer than GUEST_REQUEST_MAX, not one JSON object, or without
  * a string "method" member.
  */
-int guest_request_parse(const char *line, size_t len,
+int guestproto_request_parse(const char *line, size_t len,
     enum guest_method *method);
 
 /*
@@ -68,11 +68,11 @@ int guest_request_parse(const char *line, size_t len,
  * ENOSPC (buf too small; GUEST_REPLY_MAX always suffices for a message
  * of at most GUEST_MESSAGE_MAX bytes) or EINVAL (msg not UTF-8).
  */
-int guest_reply_format(enum guest_state st, const char *msg, char *buf,
+int guestproto_reply_format(enum guest_state st, const char *msg, char *buf,
     size_t len);
 
 /* Formats {"error":"<why>"} plus '\n' into buf; same returns. */
-int guest_error_format(const char *why, char *buf, size_t len);
+int guestproto_error_format(const char *why, char *buf, size_t len);
 
 enum guest_reply_kind {
 	GUEST_REPLY_STATE,		/* state (and message) are set */
@@ -100,7 +100,7 @@ struct guest_reply {
  * is longer than GUEST_MESSAGE_MAX. A FAILED reply without
  * failure_message gets "".
  */
-int guest_reply_parse(const char *line, size_t len, struct guest_reply *r);
+int guestproto_reply_parse(const char *line, size_t len, struct guest_reply *r);
 
 /*
  * Formats one console marker line, '\n' included, plus a NUL, into buf.
@@ -109,7 +109,7 @@ int guest_reply_parse(const char *line, size_t len, struct guest_reply *r);
  * are escaped with a backslash, and bytes below 0x20 and 0x7f as \xNN so
  * a marker is always one line. Returns the length or -1 (ENOSPC).
  */
-int guest_marker_format(bool failed, const struct timespec *now,
+int guestproto_marker_format(bool failed, const struct timespec *now,
     const char *msg, char *buf, size_t len);
 
 enum guest_marker {
@@ -131,7 +131,7 @@ enum guest_marker {
  * *nvrm and *nvrm_len (if not NULL) give the text between the quotes,
  * borrowed from line and still escaped; for the others they are NULL/0.
  */
-enum guest_marker guest_marker_match(const char *line, size_t len,
+enum guest_marker guestproto_marker_match(const char *line, size_t len,
     const char **nvrm, size_t *nvrm_len);
 
 /*
@@ -149,7 +149,7 @@ enum guest_marker guest_marker_match(const char *line, size_t len,
  * interleaved output never matches. On a match *nvrm and *nvrm_len (if
  * not NULL) give the line without the prefixes and line end, borrowed.
  */
-bool guest_kernel_line_match(const char *line, size_t len,
+bool guestproto_kernel_line_match(const char *line, size_t len,
     const char **nvrm, size_t *nvrm_len);
 
 #endif

@@ -15,7 +15,7 @@
 /* --- health records ---------------------------------------------------- */
 
 struct vf_record *
-health_record_get(struct health *h, const char *vf)
+healthrules_record_get(struct health *h, const char *vf)
 {
 	struct vf_record *r = health_find(h, vf), *recs;
 	size_t at;
@@ -102,7 +102,7 @@ failure_append(struct vf_record *r, const char *id, const char *at,
 }
 
 bool
-health_failure_noop(const struct health *h, struct health_report *rep)
+healthrules_failure_noop(const struct health *h, struct health_report *rep)
 {
 	const struct vf_record *r = health_find(h, rep->vf);
 
@@ -114,14 +114,14 @@ health_failure_noop(const struct health *h, struct health_report *rep)
 }
 
 int
-health_report_failure(struct health *h, struct health_report *rep)
+healthrules_report_failure(struct health *h, struct health_report *rep)
 {
 	struct vf_record *r;
 	struct timespec now;
 
-	if (health_failure_noop(h, rep))
+	if (healthrules_failure_noop(h, rep))
 		return 0;
-	r = health_record_get(h, rep->vf);
+	r = healthrules_record_get(h, rep->vf);
 	timefmt_now(&now);
 	if (r == NULL || failure_append(r, rep->instance, rep->assigned_at,
 	    &now) < 0) {
@@ -141,7 +141,7 @@ health_report_failure(struct health *h, struct health_report *rep)
 }
 
 bool
-health_success_noop(const struct health *h, struct health_report *rep)
+healthrules_success_noop(const struct health *h, struct health_report *rep)
 {
 	const struct vf_record *r = health_find(h, rep->vf);
 
@@ -152,12 +152,12 @@ health_success_noop(const struct health *h, struct health_report *rep)
 }
 
 void
-health_report_success(struct health *h, struct health_report *rep)
+healthrules_report_success(struct health *h, struct health_report *rep)
 {
 	struct vf_record *r;
 	long j;
 
-	if (health_success_noop(h, rep))
+	if (healthrules_success_noop(h, rep))
 		return;
 	r = health_find(h, rep->vf);
 	j = failure_index(r, rep->instance, rep->assigned_at);
@@ -171,9 +171,9 @@ health_report_success(struct health *h, struct health_report *rep)
 }
 
 int
-health_quarantine(struct health *h, const char *vf, bool *changed)
+healthrules_quarantine(struct health *h, const char *vf, bool *changed)
 {
-	struct vf_record *r = health_record_get(h, vf);
+	struct vf_record *r = healthrules_record_get(h, vf);
 
 	if (r == NULL)
 		return -1;
@@ -188,7 +188,7 @@ health_quarantine(struct health *h, const char *vf, bool *changed)
 }
 
 int
-health_clear(struct health *h, const char *vf, bool *changed)
+healthrules_clear(struct health *h, const char *vf, bool *changed)
 {
 	struct vf_record *r = health_find(h, vf);
 
@@ -219,7 +219,7 @@ put(json_t *o, const char *key, json_t *v)
 /* The answers, built member by member: json_pack's format parsing was
  * a fifth of what `vfstore apply` spends on a no-op line. */
 json_t *
-health_failure_json(const struct health_report *rep, unsigned threshold)
+healthrules_failure_json(const struct health_report *rep, unsigned threshold)
 {
 	json_t *o = json_object();
 
@@ -233,7 +233,7 @@ health_failure_json(const struct health_report *rep, unsigned threshold)
 }
 
 json_t *
-health_success_json(const struct health_report *rep)
+healthrules_success_json(const struct health_report *rep)
 {
 	json_t *o = json_object();
 

@@ -78,7 +78,7 @@ console_says_ok(const char *path)
 		return false;
 	}
 	while (!ok && (n = getline(&line, &cap, f)) > 0)
-		ok = n <= CONSOLE_LINE_MAX && guest_marker_match(line,
+		ok = n <= CONSOLE_LINE_MAX && guestproto_marker_match(line,
 		    (size_t)n, NULL, NULL) == GUEST_MARKER_OK;
 	free(line);
 	fclose(f);
@@ -151,7 +151,7 @@ quarantine_second(struct store *s, struct health *h,
 	bool changed = false;
 	json_t *extra;
 
-	if (health_quarantine(h, sp->vf, &changed) < 0 ||
+	if (healthrules_quarantine(h, sp->vf, &changed) < 0 ||
 	    health_save(s, h, &res) < 0) {
 		failed(v, s);
 		return;

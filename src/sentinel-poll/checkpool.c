@@ -75,7 +75,7 @@ classify(const char *line, size_t len, struct guest_reply *r,
     const char **detail)
 {
 	*detail = NULL;
-	if (guest_reply_parse(line, len, r) == -1) {
+	if (guestproto_reply_parse(line, len, r) == -1) {
 		*detail = r->message;
 		return CP_RPC_ERROR;
 	}

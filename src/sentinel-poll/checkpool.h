@@ -2,7 +2,7 @@
  * checkpool.h - up to n guest checks (guestcheck.h) in flight at once in
  * one poll(2) loop: sentinel-poll's --concurrency. Each check has a
  * deadline (its whole --timeout) and a tag (the caller's target); its
- * reply is judged (guest_reply_parse) into a verdict. The caller does the
+ * reply is judged (guestproto_reply_parse) into a verdict. The caller does the
  * waiting: checkpool_prepare() fills the pollfd array and says how long
  * to wait, the caller ppoll(2)s the n descriptors (plus its own in
  * pfds[n]), and checkpool_advance() moves every check on and ends those

@@ -56,7 +56,7 @@ hex_value(char c)
 }
 
 /*
- * Undoes the marker escapes of guest_marker_format(): "\\" and "\xNN".
+ * Undoes the marker escapes of guestproto_marker_format(): "\\" and "\xNN".
  * Anything else is kept as written. New string, NULL/ENOMEM.
  */
 static char *
@@ -109,9 +109,9 @@ take_line(struct logtail *t, const char *line, size_t len)
 	enum guest_marker m;
 	char *copy = NULL;
 
-	if (guest_kernel_line_match(line, len, &nvrm, &nlen))
+	if (guestproto_kernel_line_match(line, len, &nvrm, &nlen))
 		return take_kernel(t, nvrm, nlen);
-	m = guest_marker_match(line, len, &nvrm, &nlen);
+	m = guestproto_marker_match(line, len, &nvrm, &nlen);
 	if (m == GUEST_MARKER_NONE)
 		return 0;
 	if (m == GUEST_MARKER_FAILED && (copy = unescape(nvrm, nlen)) == NULL)

@@ -8,8 +8,8 @@
  * together with the rest of it that arrives later; the last marker of a
  * pass wins. The state machine is pure (no I/O): the caller reads the log
  * from t->offset and feeds the bytes. Lines are matched with
- * guest_marker_match(); the guest kernel's own RmInitAdapter line (SPEC
- * 6.2) with guest_kernel_line_match(), kept apart (whether it counts is
+ * guestproto_marker_match(); the guest kernel's own RmInitAdapter line (SPEC
+ * 6.2) with guestproto_kernel_line_match(), kept apart (whether it counts is
  * the caller's policy). Fuzzed.
  *
  * struct logtails is the I/O around it: one tail per instance and
@@ -42,7 +42,7 @@ struct logtail {
 	char *nvrm;			/* owned; the last FAILED's message,
 					 * unescaped (\\ and \xNN) */
 	char *kernel;			/* owned; the pass's last kernel line
-					 * (guest_kernel_line_match), NULL
+					 * (guestproto_kernel_line_match), NULL
 					 * for none */
 };
 

@@ -80,7 +80,7 @@ storeread_holds(const struct storeread_health *r, const char *vf,
 	struct health_report rep = { .vf = vf, .instance = instance_id,
 	    .assigned_at = assigned_at };
 
-	return r->loaded && health_failure_noop(&r->h, &rep);
+	return r->loaded && healthrules_failure_noop(&r->h, &rep);
 }
 
 void

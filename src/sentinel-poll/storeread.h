@@ -47,7 +47,7 @@ int storeread_health(struct storeread_health *r, const char *data_dir,
  * true when a loaded r makes a failure report of the assignment (vf,
  * instance_id, assigned_at) change nothing: the store holds its failure,
  * or the VF is quarantined (vfstore apply answers it "unchanged" from its
- * cache, healthrules.h health_failure_noop()).
+ * cache, healthrules.h healthrules_failure_noop()).
  */
 bool storeread_holds(const struct storeread_health *r, const char *vf,
     const char *instance_id, const char *assigned_at);

@@ -245,7 +245,7 @@ card_clear(struct health *h, const struct vf_list *vfs, bool *changed,
 		    r->nfailures > 0 &&
 		    json_array_append_new(*dropped, health_record_json(r)) < 0)
 			return -1;
-		(void)health_clear(h, vfs->v[i], changed);
+		(void)healthrules_clear(h, vfs->v[i], changed);
 	}
 	return 0;
 }

@@ -96,7 +96,7 @@ settle(struct store *s, const struct conf *conf, unsigned timeout,
 	    health_load(s, &h, conf->threshold) < 0)
 		goto unlock;
 	sp = suspects_find(&d, vf);
-	if (strcmp(result, "fail") == 0 && health_quarantine(&h, vf,
+	if (strcmp(result, "fail") == 0 && healthrules_quarantine(&h, vf,
 	    &changed) == 0 && changed && health_save(s, &h, &res) < 0)
 		goto release;
 	if (strcmp(result, "error") != 0 && sp != NULL) {

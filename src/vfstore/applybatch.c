@@ -191,8 +191,8 @@ applybatch_from_cache(struct apply *ap)
 			continue;
 		}
 		it->done = it->check == APPLY_FAILED ?
-		    health_failure_noop(&ap->cache, &it->rep) :
-		    health_success_noop(&ap->cache, &it->rep) &&
+		    healthrules_failure_noop(&ap->cache, &it->rep) :
+		    healthrules_success_noop(&ap->cache, &it->rep) &&
 		    ap->ccached && claim_wants_ok(&ap->ccache, &it->rep) ==
 		    NULL && !applysuspect_needs_lock(ap, it);
 		need |= !it->done;
@@ -232,10 +232,10 @@ apply_reports(struct apply *ap, struct health *h)
 			continue;
 		it->done = false;
 		if (it->check == APPLY_FAILED &&
-		    health_report_failure(h, &it->rep) < 0)
+		    healthrules_report_failure(h, &it->rep) < 0)
 			it->error = "out of memory";
 		else if (it->check == APPLY_OK)
-			health_report_success(h, &it->rep);
+			healthrules_report_success(h, &it->rep);
 		changed |= it->rep.changed;
 	}
 	return changed;

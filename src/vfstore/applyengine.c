@@ -149,9 +149,9 @@ item_answer(struct apply *ap, struct item *it)
 		return out;
 	}
 	if (it->check == APPLY_FAILED)
-		add = health_failure_json(&it->rep, ap->conf->threshold);
+		add = healthrules_failure_json(&it->rep, ap->conf->threshold);
 	else if (it->check == APPLY_OK)
-		add = health_success_json(&it->rep);
+		add = healthrules_success_json(&it->rep);
 	else
 		add = counted_json();
 	out = json_incref(it->in);

@@ -48,7 +48,7 @@ same_assignment(const struct suspect *sp, const struct health_report *rep)
 /*
  * A later assignment's failure: the VF quarantined now (SPEC.md 7.3),
  * its record keeping that one real failure beside quarantined_at (an
- * operator's quarantine, health_quarantine(), would drop it).
+ * operator's quarantine, healthrules_quarantine(), would drop it).
  */
 static void
 quarantine_now(struct health *h, struct item *it, bool *hchanged)

@@ -46,11 +46,11 @@ change_vfs(struct store *s, struct health *h, bool quarantine,
 	size_t i;
 
 	for (i = 0; i < todo->n && r->status == VFOPS_DONE; i++)
-		if (quarantine && health_quarantine(h, todo->v[i],
+		if (quarantine && healthrules_quarantine(h, todo->v[i],
 		    &changed) < 0)
 			r->status = VFOPS_NOMEM;
 		else if (!quarantine)
-			(void)health_clear(h, todo->v[i], &changed);
+			(void)healthrules_clear(h, todo->v[i], &changed);
 	if (r->status == VFOPS_DONE && (changed || h->requarantined) &&
 	    health_save(s, h, &res) < 0) {
 		r->status = VFOPS_PERSIST;

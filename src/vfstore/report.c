@@ -46,10 +46,10 @@ change_report(struct ctx *c, bool failure, struct health_report *rep)
 
 	if ((rc = open_health(c, true, &h, &v)) != 0)
 		return rc;
-	if (failure && health_report_failure(&h, rep) < 0)
+	if (failure && healthrules_report_failure(&h, rep) < 0)
 		rc = EX_OSERR;
 	else if (!failure)
-		health_report_success(&h, rep);
+		healthrules_report_success(&h, rep);
 	if (rc == 0 && rep->changed)
 		rc = save_health(c, &h, &v);
 	if (rc == 0 && failure && rep->outcome == HEALTH_QUARANTINED)
@@ -82,7 +82,7 @@ run_report(struct ctx *c, bool failure, struct health_report *rep)
 		return change_report(c, failure, rep);
 	if ((rc = load_health(c, &h, &v)) != 0)
 		return rc;
-	noop = health_success_noop(&h, rep);
+	noop = healthrules_success_noop(&h, rep);
 	health_release(&h);
 	healthview_release(&v);
 	return noop ? 0 : change_report(c, failure, rep);
@@ -129,8 +129,8 @@ cmd_report(struct ctx *c, bool failure)
 	if ((rc = run_report(c, failure, &rep)) != 0)
 		return rc;
 	report_log(&rep, failure, c->conf.threshold, "");
-	return emit(failure ? health_failure_json(&rep, c->conf.threshold) :
-	    health_success_json(&rep));
+	return emit(failure ? healthrules_failure_json(&rep,
+	    c->conf.threshold) : healthrules_success_json(&rep));
 }
 
 int

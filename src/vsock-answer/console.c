@@ -58,7 +58,7 @@ console_marker(struct answer *a, bool failed)
 	}
 	a->con_buf = grown;
 	timefmt_now(&now);
-	n = guest_marker_format(failed, &now, a->message, a->con_buf +
+	n = guestproto_marker_format(failed, &now, a->message, a->con_buf +
 	    a->con_len, cap);
 	if (n < 0)
 		return;

@@ -47,7 +47,7 @@ state_save(struct answer *a)
 	int rc = -1;
 
 	obj = json_pack("{s:s, s:s, s:s}", "boot_id", a->boot_id, "state",
-	    guest_state_name(a->state), "failure_message",
+	    guestproto_state_name(a->state), "failure_message",
 	    a->message != NULL ? a->message : "");
 	text = obj != NULL ? json_dumps(obj, JSON_COMPACT) : NULL;
 	if (text != NULL) {
@@ -77,7 +77,8 @@ state_restore(struct answer *a, const json_t *obj)
 	const char *msg = jsonl_str(obj, "failure_message");
 	enum guest_state st;
 
-	if (boot == NULL || name == NULL || guest_state_parse(name, &st) < 0) {
+	if (boot == NULL || name == NULL ||
+	    guestproto_state_parse(name, &st) < 0) {
 		log_msg(LVL_WARN, "state file invalid; ignored", "{s:s}",
 		    "file", a->state_path);
 		return;

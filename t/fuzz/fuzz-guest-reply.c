@@ -1,9 +1,9 @@
 /*
  * fuzz-guest-reply.c - the reply parser of sentinel-poll
- * (guest_reply_parse): bytes from a guest, which may run a root workload
+ * (guestproto_reply_parse): bytes from a guest, which may run a root workload
  * that replaced vsock-answer. Properties: the result is always a
  * NUL-terminated message inside the struct; a STATE reply formatted back
- * with guest_reply_format() parses to the same state and message; a
+ * with guestproto_reply_format() parses to the same state and message; a
  * reply over GUEST_REPLY_MAX never parses; only FAILED carries a message.
  */
 #include "fuzz.h"
@@ -19,10 +19,10 @@ check_roundtrip(const struct guest_reply *r)
 {
 	int n;
 
-	n = guest_reply_format(r->state, r->message, line, sizeof(line));
+	n = guestproto_reply_format(r->state, r->message, line, sizeof(line));
 	fuzz_require(n > 0 && line[n - 1] == '\n', T,
 	    "cannot format a reply that parsed");
-	fuzz_require(guest_reply_parse(line, (size_t)n, &r2) == 0 &&
+	fuzz_require(guestproto_reply_parse(line, (size_t)n, &r2) == 0 &&
 	    r2.kind == GUEST_REPLY_STATE && r2.state == r->state &&
 	    strcmp(r2.message, r->message) == 0, T,
 	    "formatted reply parses differently");
@@ -37,7 +37,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (len > 0 && (data[len - 1] == '\n' || data[len - 1] == '\r'))
 		len--;
 	memset(&r1, 0x5a, sizeof(r1));
-	rc = guest_reply_parse((const char *)data, size, &r1);
+	rc = guestproto_reply_parse((const char *)data, size, &r1);
 	fuzz_require(memchr(r1.message, '\0', sizeof(r1.message)) != NULL, T,
 	    "message not terminated");
 	fuzz_require((rc == 0) == (r1.kind != GUEST_REPLY_ERROR), T,

@@ -1,6 +1,6 @@
 /*
  * fuzz-guest-request.c - the request parser of vsock-answer
- * (guest_request_parse): bytes from the host, or from anything that can
+ * (guestproto_request_parse): bytes from the host, or from anything that can
  * reach the guest's port. Properties: a request over GUEST_REQUEST_MAX is
  * always bad; an accepted request is exactly a JSON object (duplicate
  * keys rejected) with a string "method", and the method is
@@ -21,7 +21,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_t *obj;
 	int rc;
 
-	rc = guest_request_parse((const char *)data, size, &m);
+	rc = guestproto_request_parse((const char *)data, size, &m);
 	obj = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES,
 	    NULL);
 	name = json_string_value(json_object_get(obj, "method"));

@@ -11,9 +11,9 @@
  *   the last newline (an unterminated last line waits), unless that line
  *   is already over-long;
  * - the last marker of the pass is the one of the last whole line of at
- *   most LOGTAIL_LINE_MAX bytes that guest_marker_match() accepts, and
+ *   most LOGTAIL_LINE_MAX bytes that guestproto_marker_match() accepts, and
  *   for FAILED the kept message is that line's text unescaped;
- * - a message formatted by guest_marker_format() comes back unescaped
+ * - a message formatted by guestproto_marker_format() comes back unescaped
  *   byte for byte.
  */
 #include "fuzz.h"
@@ -42,11 +42,11 @@ last_marker(const char *p, size_t len, const char **nvrm, size_t *nlen,
 	kern = NULL;
 	while (s < end && (nl = memchr(s, '\n', (size_t)(end - s))) != NULL) {
 		if ((size_t)(nl - s) <= LOGTAIL_LINE_MAX &&
-		    guest_kernel_line_match(s, (size_t)(nl - s), &t, &tl)) {
+		    guestproto_kernel_line_match(s, (size_t)(nl - s), &t, &tl)) {
 			kern = t;
 			kern_len = tl;
 		} else if ((size_t)(nl - s) <= LOGTAIL_LINE_MAX) {
-			m = guest_marker_match(s, (size_t)(nl - s), &t, &tl);
+			m = guestproto_marker_match(s, (size_t)(nl - s), &t, &tl);
 			if (m != GUEST_MARKER_NONE) {
 				last = m;
 				*nvrm = t;
@@ -104,8 +104,8 @@ run_roundtrip(const char *msg)
 	struct logtail t;
 	int n;
 
-	n = guest_marker_format(true, &now, msg, marker, sizeof(marker));
-	if (n < 0 || guest_marker_match(marker, (size_t)n, NULL, NULL) !=
+	n = guestproto_marker_format(true, &now, msg, marker, sizeof(marker));
+	if (n < 0 || guestproto_marker_match(marker, (size_t)n, NULL, NULL) !=
 	    GUEST_MARKER_FAILED)
 		return;
 	logtail_init(&t);

@@ -1,11 +1,11 @@
 /*
- * fuzz-marker.c - the console-marker matcher guest_marker_match() and
- * the marker writer guest_marker_format(). A console log is written by
+ * fuzz-marker.c - the console-marker matcher guestproto_marker_match() and
+ * the marker writer guestproto_marker_format(). A console log is written by
  * the whole guest, so any process in it can print lines that look like
  * markers; only the exact shapes of SPEC.md 3.3 may count.
  *
  * Input: one console line, and the same bytes used as a failure message
- * for guest_marker_format(). Properties:
+ * for guestproto_marker_format(). Properties:
  * - the verdict and the nvrm text equal those of an independent
  *   reference: the upstream regular expression run by glibc regexec()
  *   (REG_STARTEND, so NUL bytes in the line are seen too);
@@ -67,7 +67,7 @@ check_match(const char *line, size_t len)
 	bool failed, ok;
 
 	compile();
-	g = guest_marker_match(line, len, &a, &alen);
+	g = guestproto_marker_match(line, len, &a, &alen);
 	ok = reference(&re_ok, line, len, m);
 	failed = reference(&re_failed, line, len, m);
 	fuzz_require((g == GUEST_MARKER_FAILED) == failed &&
@@ -80,7 +80,7 @@ check_match(const char *line, size_t len)
 	    "nvrm text differs from the reference expression");
 }
 
-/* The escaped message, as guest_marker_format writes it. */
+/* The escaped message, as guestproto_marker_format writes it. */
 static bool
 should_match(const char *msg, const char *line, int n, const char **esc,
     size_t *esclen)
@@ -103,15 +103,15 @@ check_format(const char *msg, const struct timespec *now)
 	enum guest_marker m;
 	int n;
 
-	n = guest_marker_format(false, now, NULL, out, sizeof(out));
-	fuzz_require(n > 0 && guest_marker_match(out, (size_t)n, NULL,
+	n = guestproto_marker_format(false, now, NULL, out, sizeof(out));
+	fuzz_require(n > 0 && guestproto_marker_match(out, (size_t)n, NULL,
 	    NULL) == GUEST_MARKER_OK, T, "OK marker does not match");
-	n = guest_marker_format(true, now, msg, out, sizeof(out));
+	n = guestproto_marker_format(true, now, msg, out, sizeof(out));
 	if (n < 0)
 		return;		/* longer than a marker may be */
 	fuzz_require(memchr(out, '\n', (size_t)n - 1) == NULL, T,
 	    "a marker spans lines");
-	m = guest_marker_match(out, (size_t)n, &nvrm, &nlen);
+	m = guestproto_marker_match(out, (size_t)n, &nvrm, &nlen);
 	if (should_match(msg, out, n, &esc, &esclen)) {
 		fuzz_require(m == GUEST_MARKER_FAILED && nvrm == esc &&
 		    nlen == esclen, T, "FAILED marker does not match");

@@ -11,7 +11,7 @@
 static int
 request(const char *line, enum guest_method *m)
 {
-	return guest_request_parse(line, strlen(line), m);
+	return guestproto_request_parse(line, strlen(line), m);
 }
 
 static void
@@ -33,9 +33,9 @@ test_requests(void)
 	    "duplicate keys are bad");
 	memset(big, ' ', sizeof(big));
 	memcpy(big, "{\"method\":\"GetGPUInitStatus\"}", 29);
-	ok(guest_request_parse(big, GUEST_REQUEST_MAX, &m) == 0,
+	ok(guestproto_request_parse(big, GUEST_REQUEST_MAX, &m) == 0,
 	    "request of exactly 4 KiB parses");
-	ok(guest_request_parse(big, GUEST_REQUEST_MAX + 1, &m) == -1,
+	ok(guestproto_request_parse(big, GUEST_REQUEST_MAX + 1, &m) == -1,
 	    "request over 4 KiB is bad");
 }
 
@@ -45,27 +45,27 @@ test_reply_format(void)
 	char buf[GUEST_REPLY_MAX];
 	int n;
 
-	n = guest_reply_format(GUEST_UNKNOWN, NULL, buf, sizeof(buf));
+	n = guestproto_reply_format(GUEST_UNKNOWN, NULL, buf, sizeof(buf));
 	ok(n > 0 && strcmp(buf, "{\"state\":\"UNKNOWN\"}\n") == 0,
 	    "UNKNOWN reply");
-	guest_reply_format(GUEST_OK, "ignored", buf, sizeof(buf));
+	guestproto_reply_format(GUEST_OK, "ignored", buf, sizeof(buf));
 	ok(strcmp(buf, "{\"state\":\"OK\"}\n") == 0, "OK reply has no message");
-	n = guest_reply_format(GUEST_FAILED, "NVRM: a \"q\"", buf, sizeof(buf));
+	n = guestproto_reply_format(GUEST_FAILED, "NVRM: a \"q\"", buf, sizeof(buf));
 	ok(strcmp(buf, "{\"state\":\"FAILED\",\"failure_message\":"
 	    "\"NVRM: a \\\"q\\\"\"}\n") == 0 && n == (int)strlen(buf),
 	    "FAILED reply escapes the message");
-	ok(guest_reply_format(GUEST_FAILED, "x", buf, 10) == -1,
+	ok(guestproto_reply_format(GUEST_FAILED, "x", buf, 10) == -1,
 	    "small buffer is ENOSPC");
-	ok(guest_reply_format(GUEST_FAILED, "\xff", buf, sizeof(buf)) == -1,
+	ok(guestproto_reply_format(GUEST_FAILED, "\xff", buf, sizeof(buf)) == -1,
 	    "invalid UTF-8 message is refused");
-	guest_error_format(GUEST_ERR_BAD_REQUEST, buf, sizeof(buf));
+	guestproto_error_format(GUEST_ERR_BAD_REQUEST, buf, sizeof(buf));
 	ok(strcmp(buf, "{\"error\":\"bad request\"}\n") == 0, "error reply");
 }
 
 static int
 reply(const char *line, struct guest_reply *r)
 {
-	return guest_reply_parse(line, strlen(line), r);
+	return guestproto_reply_parse(line, strlen(line), r);
 }
 
 static void
@@ -106,10 +106,10 @@ test_reply_parse(void)
 	{
 		static char line[GUEST_REPLY_MAX + 64];
 
-		guest_reply_format(GUEST_FAILED, buf, line, sizeof(line));
+		guestproto_reply_format(GUEST_FAILED, buf, line, sizeof(line));
 		ok(reply(line, &r) == -1, "message over the limit is an error");
 		buf[GUEST_MESSAGE_MAX] = '\0';
-		guest_reply_format(GUEST_FAILED, buf, line, sizeof(line));
+		guestproto_reply_format(GUEST_FAILED, buf, line, sizeof(line));
 		ok(reply(line, &r) == 0 && strlen(r.message) ==
 		    GUEST_MESSAGE_MAX, "message at the limit round-trips");
 	}
@@ -118,7 +118,7 @@ test_reply_parse(void)
 static enum guest_marker
 match(const char *line, const char **t, size_t *n)
 {
-	return guest_marker_match(line, strlen(line), t, n);
+	return guestproto_marker_match(line, strlen(line), t, n);
 }
 
 #define PFX "2026/08/20 15:00:00 [guest-agent] HYPEMAN-GPU-INIT-"
@@ -162,7 +162,7 @@ test_marker_match(void)
 	    "OK with trailing space does not match");
 	ok(match(PFX "OK ts=x\r\r\n", &t, &n) == GUEST_MARKER_NONE,
 	    "two CRs do not match");
-	ok(guest_marker_match(PFX "OK ts=x", 10, &t, &n) == GUEST_MARKER_NONE,
+	ok(guestproto_marker_match(PFX "OK ts=x", 10, &t, &n) == GUEST_MARKER_NONE,
 	    "truncated line does not match");
 }
 
@@ -170,7 +170,7 @@ test_marker_match(void)
 static bool
 kline(const char *line, const char **t, size_t *n)
 {
-	return guest_kernel_line_match(line, strlen(line), t, n);
+	return guestproto_kernel_line_match(line, strlen(line), t, n);
 }
 
 static void
@@ -200,7 +200,7 @@ test_kernel_line(void)
 	    "kernel line: function 8");
 	ok(!kline("NVRM: GPU 0000:00:03.0: RmInitAdapter failed! (1)\n\n",
 	    &t, &n), "kernel line: two newlines");
-	ok(!guest_kernel_line_match(MSG, 20, &t, &n),
+	ok(!guestproto_kernel_line_match(MSG, 20, &t, &n),
 	    "kernel line: truncated");
 }
 
@@ -272,22 +272,22 @@ test_marker_format(void)
 	size_t n;
 	int len;
 
-	len = guest_marker_format(true, &ts, MSG, buf, sizeof(buf));
+	len = guestproto_marker_format(true, &ts, MSG, buf, sizeof(buf));
 	ok(len > 0 && strcmp(buf, "2026/08/20 15:00:00 [guest-agent] "
 	    "HYPEMAN-GPU-INIT-FAILED ts=2026-08-20T15:00:00.5Z nvrm=\""
 	    MSG "\"\n") == 0, "FAILED marker format");
-	ok(guest_marker_match(buf, (size_t)len, &t, &n) == GUEST_MARKER_FAILED,
+	ok(guestproto_marker_match(buf, (size_t)len, &t, &n) == GUEST_MARKER_FAILED,
 	    "formatted FAILED marker matches");
-	len = guest_marker_format(false, &ts, NULL, buf, sizeof(buf));
+	len = guestproto_marker_format(false, &ts, NULL, buf, sizeof(buf));
 	ok(strcmp(buf, "2026/08/20 15:00:00 [guest-agent] HYPEMAN-GPU-INIT-OK "
 	    "ts=2026-08-20T15:00:00.5Z\n") == 0, "OK marker format");
-	ok(guest_marker_match(buf, (size_t)len, &t, &n) == GUEST_MARKER_OK,
+	ok(guestproto_marker_match(buf, (size_t)len, &t, &n) == GUEST_MARKER_OK,
 	    "formatted OK marker matches");
-	guest_marker_format(true, &ts, "NVRM: a\"b\\c\rd\ne", buf, sizeof(buf));
+	guestproto_marker_format(true, &ts, "NVRM: a\"b\\c\rd\ne", buf, sizeof(buf));
 	ok(strstr(buf, "nvrm=\"NVRM: a\\\"b\\\\c\\x0dd\\x0ae\"\n") != NULL &&
 	    strchr(buf, '\n') == buf + strlen(buf) - 1,
 	    "quotes, backslashes and control bytes are escaped");
-	ok(guest_marker_format(true, &ts, MSG, buf, 60) == -1,
+	ok(guestproto_marker_format(true, &ts, MSG, buf, 60) == -1,
 	    "small buffer is ENOSPC");
 }
 

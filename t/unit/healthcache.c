@@ -70,7 +70,7 @@ gen_health(unsigned seed, struct health *h)
 	rnd_state = seed;
 	for (i = 0; i < NPOOL; i++)
 		if (rnd(2))
-			gen_record(health_record_get(h, pool[i]));
+			gen_record(healthrules_record_get(h, pool[i]));
 }
 
 static void
@@ -111,7 +111,7 @@ splice_case(unsigned seed, bool *was_empty)
 	drop(&want, vf);
 	r = NULL;
 	if (!remove)
-		gen_record(r = health_record_get(&want, vf));
+		gen_record(r = healthrules_record_get(&want, vf));
 	got = healthview_splice(before, blen, vf, remove ? NULL :
 	    health_find(&want, vf), &glen);
 	expect = health_dump(&want, &elen);
@@ -177,7 +177,7 @@ test_view(void)
 	make_store(&s, 7);
 	ok(healthview_load_vf(&s, &h, 1000, rep.vf, &v) == 0 && v.partial &&
 	    h.n <= 1, "a sealed file gives the one-record view");
-	ok(health_report_failure(&h, &rep) == 0 && rep.changed &&
+	ok(healthrules_report_failure(&h, &rep) == 0 && rep.changed &&
 	    healthview_save(&s, &v, &h, &res) == 0, "a report saves through "
 	    "the view");
 	healthview_release(&v);

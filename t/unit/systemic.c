@@ -93,7 +93,7 @@ ago_str(long ago)
 static void
 fail(struct host *x, int c, int n, long began, long reported)
 {
-	struct vf_record *r = health_record_get(&x->h, x->vi[c * NVFS +
+	struct vf_record *r = healthrules_record_get(&x->h, x->vi[c * NVFS +
 	    n].addr);
 	struct vf_failure *f;
 

@@ -80,7 +80,7 @@ test_store(void)
 	    (gid_t)-1, &created) == 0, "a store");
 	h.threshold = 2;
 	ok(store_lock(&s, true, 1) == 0 &&
-	    health_report_failure(&h, &rep) == 0 &&
+	    healthrules_report_failure(&h, &rep) == 0 &&
 	    health_save(&s, &h, &res) == 0, "holding i-1's failure");
 	store_unlock(&s);
 	health_release(&h);
