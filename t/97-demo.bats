@@ -292,3 +292,19 @@ LV_UUID=0c9d8e7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f
 	    'lv-2 started begin rc=0' 'lv-2 stopped end rc=0' \
 	    'lv-2 release end rc=0')"
 }
+
+@test "step 9b: the killed VM's VF is suspect, placement avoids it, the verification clears it" {
+	local vf
+	vf=$(json 'select(.instance_id == "vm-5" and .released == true) | .vf_address' | head -n 1 | tr -d '"')
+	[ -n "$vf" ]
+	run -0 json "select(.instance_id == \"vm-5\" and .released == true) | [.ended, .suspect]"
+	assert_output '["unclean",true]'
+	run -0 json "select(.vf_address == \"$vf\" and .suspect != null and .why != null) | .suspect"
+	assert_output '"reconcile: control socket refused connections"'
+	run -0 json 'select(.picks == 20) | .on_suspect'
+	assert_output 0
+	run -0 json "select(.vf_address == \"$vf\" and .result != null) | .result"
+	assert_output '"pass"'
+	run -0 json "select(.vf_address == \"$vf\" and .state != null) | .state"
+	assert_output '"free"'
+}

@@ -216,6 +216,31 @@ place() {
 	mkdir -p "$D/$name"
 }
 
+# suspect_step: vm-5 died before its guest said OK (SPEC.md 7.3): its VF
+# is suspect, placement avoids it, a verification clears it. $REC is
+# step 9's reconcile pass.
+suspect_step() {
+	local vf
+	step "9b. Killed before its guest said OK: the VF is suspect until verified"
+	vf=$(jq -r 'select(.instance_id == "vm-5") | .vf_address' <<<"$REC")
+	[ "$(jq -r 'select(.instance_id == "vm-5") | .suspect' <<<"$REC")" = true ] ||
+	    fail "vm-5's VF is not suspect"
+	say "Reconcile found vm-5's socket refusing (unclean), within" \
+	    "suspect.window of its claim and before any OK: $vf is suspect:"
+	cmd "vfstore show --vf $vf | jq -c '{vf_address, suspect: .suspect.source, why}'"
+	say "The next placements avoid it (suspect.placement last: a suspect" \
+	    "VF only when nothing else fits):"
+	cmd "for s in \$(seq 1 20); do vfpick --profile '$PROFILE' --seed \$s; done | jq -s -c --arg vf $vf '{picks: length, on_suspect: map(select(.vf_address == \$vf)) | length}'"
+	say "A verification boots a guest on it (here a stand-in verify command" \
+	    "that passes) and clears the suspicion:"
+	{ cat "$VFSENTINEL_CONF"; echo 'recovery.verify_command = true'; } \
+	    >"$D/verify.conf"
+	capture VERIFIED "vfrecover -c $D/verify.conf --verify-suspects" ||
+	    fail "vfrecover --verify-suspects"
+	[ "$(jq -r .result <<<"$VERIFIED")" = pass ] || fail "verification"
+	cmd "resources-report --vfs | jq -c --arg vf $vf 'select(.vf_address == \$vf) | {vf_address, state}'"
+}
+
 setup_host() {
 	D=$(mktemp -d "${TMPDIR:-/tmp}/vfsdemo.XXXXXX") || exit 1
 	trap cleanup EXIT
@@ -478,6 +503,7 @@ main() {
 	[ "$(jq -r 'select(.instance_id == "vm-5") | .released' <<<"$REC")" = true ] ||
 	    fail "reconcile did not release vm-5"
 	cmd "resources-report | jq -c '{reconcile: \"after\", used_slots: .gpu.used_slots, allocatable_slots: .gpu.allocatable_slots}'"
+	suspect_step
 
 	libvirt_step
 
