@@ -9,7 +9,11 @@
 # started with the real monitor socket and console, found alive,
 # released on destroy and on kill -9 of its QEMU, and kept (re-adopted)
 # across a libvirtd restart; a domain without VFs never touches the
-# stores. One daemon for the file: each test uses its own VF and domain.
+# stores. Suspect VFs (SPEC.md 7.3): a destroy or kill -9 before the
+# guest's OK suspects its VF, one after it does not, the verification
+# clears or quarantines it, and the tenant boots on a wedged VF are
+# counted (0 with a verify command, 1 without). One daemon for the
+# file: each test uses its own VF and domain.
 
 load helpers
 load lib/placement
@@ -193,4 +197,92 @@ claims_json() {
 	assert_equal "$(cat "$DATA/gpu/vf-claims.json")" garbage
 	rm "$DATA/gpu/vf-health.json"
 	cp "$T/claims.saved" "$DATA/gpu/vf-claims.json"
+}
+
+# suspect_of VF: the source of VF's suspicion ("" when none).
+suspect_of() {
+	if [ -e "$DATA/gpu/vf-suspect.json" ]; then
+		jq -r --arg vf "$1" '[.suspects[] | select(.vf_address == $vf) |
+		    .source][0] // ""' "$DATA/gpu/vf-suspect.json"
+	fi
+}
+
+# boot NAME UUID: a domain on VF 0000:e3:00.7 (vfsentinel's metadata).
+boot() {
+	META="<v:vgpu xmlns:v='$HOOK_NS' vf='0000:e3:00.7' profile='$P24'/>" \
+		tcg_xml "$1" "$2" >"$T/$1.xml"
+	run -0 lvsh create "$T/$1.xml"
+	assert_equal "$(claim_field "$2" vf_address)" 0000:e3:00.7
+}
+
+@test "suspect VFs under a real libvirtd: destroy or kill -9 before the guest's OK suspects; after it, not; a verification clears or quarantines" {
+	local vf=0000:e3:00.7 boots=0
+	# virsh destroy before any OK: reason=destroyed, suspect.
+	boot s1 $UUID1
+	run -0 lvsh destroy s1
+	assert_equal "$(suspect_of $vf)" "libvirt-hook: reason=destroyed"
+	vfstore clear --vf $vf >/dev/null 2>&1
+	# The guest's OK first (console marker, sentinel, apply): not suspect.
+	boot s2 $UUID2
+	printf '%s [guest-agent] HYPEMAN-GPU-INIT-OK ts=%s\n' \
+		"$(date -u '+%Y/%m/%d %H:%M:%S')" "$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)" \
+		>>"$LV/s2.console"
+	lv_in sentinel-poll --once --source log >"$T/checks" 2>/dev/null
+	lv_in vfstore apply <"$T/checks" >/dev/null 2>&1
+	assert [ -n "$(claim_field $UUID2 ok_at)" ]
+	run -0 lvsh destroy s2
+	assert_equal "$(suspect_of $vf)" ""
+	# kill -9 of QEMU during boot: reason=crashed, suspect.
+	boot s3 $UUID1
+	kill -KILL "$(cat "$LV/run/qemu/s3.pid")"
+	wait_long grep -q "s3 release end rc=0" "$LV/calls"
+	assert_equal "$(suspect_of $vf)" "libvirt-hook: reason=crashed"
+	# With a verify command (placement auto = exclude) the next tenant's
+	# start on the wedged VF is refused: no tenant boots there.
+	printf 'recovery.verify_command = false\n' >>"$VFSENTINEL_CONF"
+	META="<v:vgpu xmlns:v='$HOOK_NS' vf='$vf' profile='$P24'/>" \
+		tcg_xml tenant $UUID2 >"$T/tenant.xml"
+	if lvsh create "$T/tenant.xml" >/dev/null 2>&1; then
+		boots=$((boots + 1))
+		lvsh destroy tenant >/dev/null 2>&1
+	fi
+	echo "# tenant boots on the wedged VF with a verify command: $boots" >&3
+	assert_equal "$boots" 0
+	# The verification fails (a wedged VF): quarantined.
+	run -0 --separate-stderr vfrecover --verify-suspects
+	assert_equal "$(jq -r --arg vf $vf 'select(.vf_address == $vf) | .result' <<<"$output")" fail
+	run -0 jq -r --arg vf $vf '.records[] | select(.vf_address == $vf) | has("quarantined_at")' \
+		"$DATA/gpu/vf-health.json"
+	assert_output true
+	assert_equal "$(suspect_of $vf)" ""
+	# Cleared; suspected again; a passing verification clears it.
+	vfstore clear --vf $vf >/dev/null 2>&1
+	sed -i 's/^recovery.verify_command = false$/recovery.verify_command = true/' \
+		"$VFSENTINEL_CONF"
+	boot s4 $UUID1
+	run -0 lvsh destroy s4
+	assert_equal "$(suspect_of $vf)" "libvirt-hook: reason=destroyed"
+	run -0 --separate-stderr vfrecover --verify-suspects
+	assert_equal "$(jq -r --arg vf $vf 'select(.vf_address == $vf) | .result' <<<"$output")" pass
+	assert_equal "$(suspect_of $vf)" ""
+	sed -i '/^recovery.verify_command/d' "$VFSENTINEL_CONF"
+	# Without a verify command (last): wedged again, the next tenant
+	# pinned to the VF boots there (one boot); its failure quarantines
+	# the VF at once, and the tenant after it is refused.
+	boot s5 $UUID1
+	kill -KILL "$(cat "$LV/run/qemu/s5.pid")"
+	wait_long grep -q "s5 release end rc=0" "$LV/calls"
+	assert_equal "$(suspect_of $vf)" "libvirt-hook: reason=crashed"
+	boots=0
+	lvsh create "$T/tenant.xml" >/dev/null 2>&1 && boots=$((boots + 1))
+	jq -nc --arg vf $vf --arg id $UUID2 --arg at "$(claim_field $UUID2 claimed_at)" \
+		'{check: "failed", vf_address: $vf, instance_id: $id,
+		assigned_at: $at, nvrm: "NVRM: RmInitAdapter failed!"}' >"$T/failed"
+	run -0 --separate-stderr vfstore apply <"$T/failed"
+	assert_equal "$(jq -r .outcome <<<"$output")" quarantined
+	lvsh destroy tenant >/dev/null 2>&1
+	lvsh create "$T/tenant.xml" >/dev/null 2>&1 && boots=$((boots + 1))
+	echo "# tenant boots on the wedged VF without a verify command: $boots" >&3
+	assert_equal "$boots" 1
+	vfstore clear --vf $vf >/dev/null 2>&1
 }
