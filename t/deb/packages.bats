@@ -20,7 +20,8 @@ load ../lib/runit
 
 HOST_PROGS=(resources-report sentinel-poll vfpick vfrecover vfstore)
 GUEST_PROGS=(gpu-probe kmsg-watch vsock-answer)
-HOST_SV=(vfsentinel-sentinel vfsentinel-resources vfsentinel-reconcile)
+HOST_SV=(vfsentinel-sentinel vfsentinel-resources vfsentinel-reconcile
+	vfsentinel-verify)
 GUEST_SV=(vfsentinel-answer vfsentinel-kmsg vfsentinel-probe)
 
 # debs: the two package files, into the array DEBS.

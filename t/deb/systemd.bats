@@ -17,12 +17,13 @@
 VFS_ROOT=${VFS_ROOT:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
 load ../helpers
 
-HOST_UNITS=(vfsentinel-sentinel vfsentinel-resources vfsentinel-reconcile)
+HOST_UNITS=(vfsentinel-sentinel vfsentinel-resources vfsentinel-reconcile
+	vfsentinel-verify)
 GUEST_UNITS=(vfsentinel-answer vfsentinel-kmsg vfsentinel-probe)
 # The units that keep running here: kmsg-watch and gpu-probe find no
 # NVIDIA function in the container and settle (exit 0, unit inactive).
 RUNNING=(vfsentinel-sentinel vfsentinel-resources vfsentinel-reconcile
-	vfsentinel-answer)
+	vfsentinel-verify vfsentinel-answer)
 PROM=/var/lib/prometheus/node-exporter
 
 setup_file() {
@@ -160,7 +161,7 @@ one_new_instance() {
 	done
 	for u in "${RUNNING[@]}"; do
 		case $u in
-		vfsentinel-reconcile) user=root ;;
+		vfsentinel-reconcile | vfsentinel-verify) user=root ;;
 		*) user=vfsentinel ;;
 		esac
 		ct_wait 30 active "$u" ||
