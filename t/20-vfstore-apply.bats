@@ -311,3 +311,23 @@ one_claim() {
 	run -0 jq -c '.claims[0] | has("ok_at")' "$CLAIMS"
 	assert_output true
 }
+
+@test "a running apply sees a claim made after its start: the new assignment's first ok sets ok_at" {
+	one_claim $VF A $AT1
+	start_apply
+	check ok $VF A $AT1 >&5
+	answers 1
+	# Another VF's claim is added (as the hook's prepare adds one); the
+	# health file does not change.
+	jq --arg at "$AT2" '.claims += [{vf_address: "0000:e3:00.5",
+	    instance_id: "B", claimed_at: $at}]' "$CLAIMS" >"$T/c.json"
+	mv "$T/c.json" "$CLAIMS"
+	check ok 0000:e3:00.5 B $AT2 >&5
+	answers 2
+	run -0 jq -r '.claims[] | select(.instance_id == "B") | has("ok_at")' \
+	    "$CLAIMS"
+	assert_output true
+	exec 5>&-
+	wait "$APID"
+	APID=
+}

@@ -147,6 +147,10 @@ applybatch_refresh(struct apply *ap)
 	struct store *s = ap->conf->s;
 	struct filekey before;
 
+	/* The ledger and the suspects change without the health file (a
+	 * new claim, a suspicion): each is checked on its own key. */
+	claims_refresh(ap);
+	applysuspect_refresh(ap);
 	if (applybatch_file_key(s->health_path, &before) == 0 && ap->cached &&
 	    applybatch_key_same(&before, &ap->key) &&
 	    applybatch_key_trusted(&before))
@@ -160,8 +164,6 @@ applybatch_refresh(struct apply *ap)
 	set_available(ap);
 	ap->cached = applybatch_file_key(s->health_path, &ap->key) == 0 &&
 	    applybatch_key_same(&before, &ap->key);
-	claims_refresh(ap);
-	applysuspect_refresh(ap);
 }
 
 static bool
