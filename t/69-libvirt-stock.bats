@@ -6,11 +6,11 @@
 # over the directory layout libvirt-daemon-system's postinst makes
 # (/var/lib/libvirt/qemu and channel/target 0750 libvirt-qemu), in a
 # private mount namespace (tools/libvirt-ns.sh). Our side is laid out as
-# the host package lays it out: /etc/vfsentinel/vfsentinel.conf, the
-# store /var/lib/vfsentinel made by `vfstore init --owner vfsentinel`,
-# libvirt-hook linked into qemu.d, and the sentinel service's own run
-# script (sv/vfsentinel-sentinel/run) under a real runsv, started as
-# root as runit starts it: it drops to the vfsentinel user with the
+# the host package lays it out (in a directory of the test's: see
+# stock_ours): the configuration, the store made by `vfstore init
+# --owner vfsentinel`, libvirt-hook in qemu.d, and the sentinel service's
+# own run script (sv/vfsentinel-sentinel/run) under a real runsv, started
+# as root as runit starts it: it drops to the vfsentinel user with the
 # capability the unit grants. Nothing here runs as root that runs as
 # another user in production.
 #
@@ -19,17 +19,18 @@
 # the store through the console log), then with the agent's
 # virtio-serial channel and an unlogged console (the FAILED answer
 # reaches it through the channel). The two failures quarantine the VF;
-# the next start on it is refused with the hook's message.
+# the next start on it is refused with the hook's message. On another
+# VF, how a real guest ended decides a suspicion (SPEC 7.3): a guest
+# that powers itself off before its OK is none, a destroy before it is
+# one, a later guest's OK ends it, a destroy after an OK is none.
 
 load helpers
 load lib/realguest
 
 VF=0000:e3:00.4
+VF5=0000:e3:00.5
 WEDGED='NVRM: GPU 0000:00:03.0: RmInitAdapter failed! (0x22:0x65:884)'
 NS=https://vfsentinel.dev/xmlns/libvirt/1
-# The host package's paths, seen inside the namespace.
-ETC=/etc/vfsentinel
-DATA=/var/lib/vfsentinel
 
 # shellcheck source=tools/libvirt-ns.sh
 . "$VFS_ROOT/tools/libvirt-ns.sh"
@@ -52,6 +53,7 @@ setup_file() {
 	cp "$VFS_BIN"/* "$W/bin/"
 	mk_card "$W/sysfs" 0000:e3:00.0
 	mk_vf "$W/sysfs" 0000:e3:00.0 $VF
+	mk_vf "$W/sysfs" 0000:e3:00.0 $VF5
 	stock_libvirt "$W/lv"
 	stock_ours
 	lv_start
@@ -71,9 +73,6 @@ teardown_file() {
 		kill "$(cat "$LV/run/virtlogd.pid" 2>/dev/null)" 2>/dev/null
 		lv_teardown
 	fi
-	for d in $ETC $DATA; do
-		[ -e "$W/made${d//\//-}" ] && rmdir "$d" 2>/dev/null
-	done
 	# KEEP=1 keeps W (the logs, the store) to look at after a run.
 	[ -n "${KEEP:-}" ] || rm -rf "$W"
 	true
@@ -109,28 +108,28 @@ stock_libvirt() {
 	lv_wait 10 test -S "$LV/run/virtlogd-sock"
 }
 
-# stock_ours: the host package's side in the namespace: its
-# configuration and store over /etc/vfsentinel and /var/lib/vfsentinel
-# (empty mount points made here, and removed again, where the host has
-# none), the hook linked as debian/vfsentinel.links links it.
+# stock_ours: the host package's side: its configuration, the store made
+# by `vfstore init --owner vfsentinel` (as the postinst makes it), the
+# textfile directory of that user, and the hook in qemu.d. Not at the
+# package's paths: a bind mount over /etc/vfsentinel would need a mount
+# point on this machine, and removing one that another run's namespace
+# still uses detaches that mount there (Linux 3.18 and later). So the
+# hook is a two-line wrapper naming the configuration, and the service's
+# env/VFSENTINEL_CONF does, as an operator's would.
 stock_ours() {
-	local d
-	for d in $ETC $DATA; do
-		if [ ! -d "$d" ]; then
-			mkdir "$d"
-			: >"$W/made${d//\//-}"
-		fi
-	done
-	lv_in mount --bind "$W/etc" $ETC
-	lv_in mount --bind "$W/data" $DATA
 	cat >"$W/etc/vfsentinel.conf" <<-EOF
+	data_dir = $W/data
 	sysfs_root = $W/sysfs
-	metrics.textfile_dir = $DATA/metrics
+	metrics.textfile_dir = $W/data/metrics
 	sentinel.interval = 1
 	EOF
-	lv_in "$W/bin/vfstore" init --owner vfsentinel >/dev/null
+	"$W/bin/vfstore" -c "$W/etc/vfsentinel.conf" init --owner vfsentinel \
+	    >/dev/null
 	install -d -o vfsentinel -g vfsentinel "$W/data/metrics"
-	ln -s "$W/bin/libvirt-hook" "$LV/etc/hooks/qemu.d/vfsentinel"
+	printf '#!/bin/sh\nVFSENTINEL_CONF=%s exec %s "$@"\n' \
+	    "$W/etc/vfsentinel.conf" "$W/bin/libvirt-hook" \
+	    >"$LV/etc/hooks/qemu.d/vfsentinel"
+	chmod 755 "$LV/etc/hooks/qemu.d/vfsentinel"
 }
 
 # stock_sentinel: the sentinel service under a real runsvdir in the
@@ -141,6 +140,7 @@ stock_sentinel() {
 	cp -R "$VFS_ROOT/sv/vfsentinel-sentinel" "$W/sv"
 	rm -rf "$W/sv/log"
 	echo "$W/bin:/usr/bin:/bin" >"$W/sv/env/PATH"
+	echo "$W/etc/vfsentinel.conf" >"$W/sv/env/VFSENTINEL_CONF"
 	ln -s "$W/sv" "$W/service/vfsentinel-sentinel"
 	lv_in setsid runsvdir -P "$W/service" >>"$W/sentinel.log" 2>&1 3>&- &
 	wait_long pgrep -f "^runsvdir -P $W/service" >"$W/runsvdir.pid"
@@ -148,9 +148,10 @@ stock_sentinel() {
 	wait_long poller_pid
 }
 
-# guest_xml NAME UUID SCRIPT DEVICES: a domain booting Debian's kernel
-# with an initramfs running SCRIPT, pinned to $VF in vfsentinel's
-# metadata, DEVICES its console and channel.
+# guest_xml NAME UUID SCRIPT DEVICES [VF]: a domain booting Debian's
+# kernel with an initramfs running SCRIPT (then powering off), pinned to
+# VF (default $VF) in vfsentinel's metadata, DEVICES its console and
+# channel.
 guest_xml() {
 	sh "$VFS_ROOT/t/lib/guest-initramfs.sh" scenario "$T/$1.part.gz" \
 	    "$3" "$T/kmsg.rec=/rec/kmsg"
@@ -159,7 +160,7 @@ guest_xml() {
 	<domain type='qemu'>
 	  <name>$1</name>
 	  <uuid>$2</uuid>
-	  <metadata><v:vgpu xmlns:v='$NS' vf='$VF'/></metadata>
+	  <metadata><v:vgpu xmlns:v='$NS' vf='${5:-$VF}'/></metadata>
 	  <memory unit='MiB'>256</memory>
 	  <os>
 	    <type arch='x86_64' machine='q35'>hvm</type>
@@ -174,9 +175,14 @@ guest_xml() {
 	EOF
 }
 
+# vfs ARGS...: vfstore on the test's configuration (as root reads it).
+vfs() {
+	"$W/bin/vfstore" -c "$W/etc/vfsentinel.conf" "$@"
+}
+
 # failures: the failures the store holds for $VF (as root reads it).
 failures() {
-	{ lv_in "$W/bin/vfstore" show --vf $VF 2>/dev/null ||
+	{ vfs show --vf $VF 2>/dev/null ||
 	    echo '{"failures":[]}'; } | jq -r '.failures | length'
 }
 
@@ -185,7 +191,7 @@ failures_ge() {
 }
 
 quarantined() {
-	[ "$(lv_in "$W/bin/vfstore" show --vf $VF | jq -r .quarantined)" = true ]
+	[ "$(vfs show --vf $VF | jq -r .quarantined)" = true ]
 }
 
 # claims: the instance ids the ledger holds.
@@ -257,7 +263,7 @@ caps() {
 	lvsh create "$T/a1.xml"
 	rg_until "$RG_BOOT_S" quarantined
 	t2=$SECONDS
-	run -0 lv_in "$W/bin/vfstore" show --vf $VF
+	run -0 vfs show --vf $VF
 	assert_output --partial '"quarantined":true'
 	run -0 jq -r '.failures | length' <<<"$output"
 	assert_output 2
@@ -275,4 +281,59 @@ caps() {
 	refute_output --partial 'Permission denied'
 	echo "# console path: boot to recorded failure $((t1 - t0)) s;" \
 	    "agent path: boot to quarantine $((t2 - t1)) s" >&3
+}
+
+# suspect_of VF: the source of VF's suspicion ("" when none).
+suspect_of() {
+	jq -r --arg vf "$1" '[.suspects[]? | select(.vf_address == $vf) |
+	    .source][0] // ""' "$W/data/gpu/vf-suspect.json" 2>/dev/null
+}
+
+# ok_recorded INSTANCE: the claim of INSTANCE holds ok_at.
+ok_recorded() {
+	[ -n "$(jq -r --arg i "$1" '.claims[] | select(.instance_id == $i) |
+	    .ok_at // ""' "$W/data/gpu/vf-claims.json")" ]
+}
+
+# released INSTANCE: the ledger no longer holds INSTANCE's claim.
+released() {
+	! claims | grep -qx "$1"
+}
+
+@test "stock libvirt: a real guest that powers itself off before its OK is no suspect; a destroy before its OK is, until a later guest's OK; a destroy after the OK is not" {
+	local logged="<serial type='pty'><log file='/var/log/libvirt/qemu/LOG' append='off'/></serial>"
+	local id1=11111111-2222-3333-4444-000000000011
+	local id2=11111111-2222-3333-4444-000000000012
+	local id3=11111111-2222-3333-4444-000000000013
+	printf '%s\n' "3,1,1,-;nothing here" >"$T/kmsg.rec"
+	# The guest's init powers off after its script: reason=shutdown.
+	echo "echo 'guest: bye'" >"$T/bye.sh"
+	guest_xml p1 $id1 "$T/bye.sh" "${logged/LOG/p1-console.log}" $VF5 \
+	    >"$T/p1.xml"
+	lvsh create "$T/p1.xml"
+	rg_until "$RG_BOOT_S" released $id1
+	run -0 grep -h 'shutting down, reason=' "$LV/log/qemu/p1.log"
+	assert_output --partial 'reason=shutdown'
+	assert_equal "$(suspect_of $VF5)" ""
+	# Destroyed while it boots, before any OK: reason=destroyed.
+	echo 'sleep 600' >"$T/sleep.sh"
+	guest_xml d1 $id2 "$T/sleep.sh" "${logged/LOG/d1-console.log}" $VF5 \
+	    >"$T/d1.xml"
+	lvsh create "$T/d1.xml"
+	lvsh destroy d1
+	rg_until 30 released $id2
+	assert_equal "$(suspect_of $VF5)" "libvirt-hook: reason=destroyed"
+	# The next guest on it says OK on its console (as vsock-answer's
+	# marker does): the sentinel reads it as vfsentinel, apply records
+	# ok_at, the suspicion ends; destroyed after its OK: no suspect.
+	echo "echo '2026/12/07 10:00:00 [guest-agent] HYPEMAN-GPU-INIT-OK ts=2026-12-07T10:00:00.000000001Z'; sleep 600" \
+	    >"$T/ok.sh"
+	guest_xml o1 $id3 "$T/ok.sh" "${logged/LOG/o1-console.log}" $VF5 \
+	    >"$T/o1.xml"
+	lvsh create "$T/o1.xml"
+	rg_until "$RG_BOOT_S" ok_recorded $id3
+	assert_equal "$(suspect_of $VF5)" ""
+	lvsh destroy o1
+	rg_until 30 released $id3
+	assert_equal "$(suspect_of $VF5)" ""
 }
