@@ -79,17 +79,11 @@ drains_decode(const json_t *arr, void *dst, const char **addrs, char *why,
 }
 
 static int
-drain_cmp(const void *x, const void *y)
+drain_validate(const void *el, const char *addr, bool dup, size_t i,
+    char *why, size_t whylen)
 {
-	const struct drain *a = x, *b = y;
+	const struct drain *dr = el;
 
-	return strcmp(a->vf, b->vf);
-}
-
-static int
-drain_validate(const struct drain *dr, const char *addr, bool dup,
-    size_t i, char *why, size_t whylen)
-{
 	if (!vfaddr_valid(addr))
 		return jsondoc_why(why, whylen, "validate " DRAIN_NOUN
 		    " drain %zu: invalid VF address \"%s\"", i, addr);
@@ -106,30 +100,9 @@ static int
 drains_validate(void *dst, const char **addrs, char *why, size_t whylen)
 {
 	struct drains *d = dst;
-	struct jsondoc_dup *keys;
-	bool *dup;
-	size_t i;
-	int rc = -1;
 
-	keys = calloc(d->n + 1, sizeof(*keys));
-	dup = calloc(d->n + 1, sizeof(*dup));
-	if (keys == NULL || dup == NULL)
-		goto out;
-	for (i = 0; i < d->n; i++)
-		keys[i] = (struct jsondoc_dup){ .a = addrs[i], .idx = i };
-	jsondoc_mark_dups(keys, d->n, dup);
-	for (i = 0; i < d->n; i++) {
-		if (drain_validate(&d->v[i], addrs[i], dup[i], i, why,
-		    whylen) < 0)
-			goto out;
-		memcpy(d->v[i].vf, addrs[i], VF_ADDR_LEN + 1);
-	}
-	qsort(d->v, d->n, sizeof(*d->v), drain_cmp);
-	rc = 0;
-out:
-	free(keys);
-	free(dup);
-	return rc;
+	return store_validate_vfs(d->v, d->n, sizeof(*d->v), addrs,
+	    drain_validate, why, whylen);
 }
 
 int
@@ -154,27 +127,17 @@ drains_path(const struct store *s, char *buf, size_t len)
 	return io_pathf(buf, len, "%s/%s", s->dir, DRAIN_FILE);
 }
 
-/* s->why as "PATH: why", unless it names the file already. */
-static void
-name_file(struct store *s, const char *path)
+/* drains_parse() for store_load_doc(). */
+static int
+parse_doc(const char *text, size_t len, void *dst, char *why, size_t whylen)
 {
-	char why[sizeof(s->why)];
-	int n;
-
-	if (strstr(s->why, path) != NULL)
-		return;
-	n = snprintf(why, sizeof(why), "%.900s: %s", path, s->why);
-	if (n < 0)
-		return;
-	memcpy(s->why, why, sizeof(why));
+	return drains_parse(text, len, dst, why, whylen);
 }
 
 int
 drains_load(struct store *s, struct drains *d)
 {
-	char path[PATH_MAX], *text;
-	size_t len;
-	int rc, saved;
+	char path[PATH_MAX];
 
 	memset(d, 0, sizeof(*d));
 	if (drains_path(s, path, sizeof(path)) < 0) {
@@ -182,19 +145,7 @@ drains_load(struct store *s, struct drains *d)
 		    strerror(ENAMETOOLONG));
 		return -1;
 	}
-	if ((rc = store_read(s, path, DRAIN_NOUN, &text, &len)) <= 0) {
-		if (rc < 0 && !s->unavailable)
-			name_file(s, path);
-		return rc;
-	}
-	rc = drains_parse(text, len, d, s->why, sizeof(s->why));
-	saved = errno;
-	free(text);
-	if (rc == 0)
-		return 0;
-	name_file(s, path);
-	errno = saved;
-	return store_load_failed(s);
+	return store_load_doc(s, path, DRAIN_NOUN, parse_doc, d) < 0 ? -1 : 0;
 }
 
 static void
@@ -244,7 +195,7 @@ drains_save(struct store *s, const struct drains *d,
 	text = drains_dump(d, &len);
 	if (store_save_text(s, path, text, len, DRAIN_NOUN, res) == 0)
 		return 0;
-	name_file(s, path);
+	store_name_file(s, path);
 	return -1;
 }
 
@@ -252,22 +203,7 @@ drains_save(struct store *s, const struct drains *d,
 static size_t
 drains_index(const struct drains *d, const char *vf, bool *found)
 {
-	size_t lo = 0, hi = d->n, mid;
-	int c;
-
-	*found = false;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if ((c = strcmp(d->v[mid].vf, vf)) == 0) {
-			*found = true;
-			return mid;
-		}
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return store_vf_index(d->v, d->n, sizeof(*d->v), vf, found);
 }
 
 const struct drain *

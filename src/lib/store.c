@@ -354,3 +354,102 @@ store_save_text(struct store *s, const char *path, char *text, size_t len,
 	s->why[0] = '\0';
 	return 0;
 }
+
+void
+store_name_file(struct store *s, const char *path)
+{
+	char why[sizeof(s->why)];
+	int n;
+
+	if (strstr(s->why, path) != NULL)
+		return;
+	n = snprintf(why, sizeof(why), "%.900s: %s", path, s->why);
+	if (n < 0)
+		return;
+	memcpy(s->why, why, sizeof(why));
+}
+
+/* qsort's order of elements that begin with their VF address. */
+static int
+vf_first_cmp(const void *a, const void *b)
+{
+	return strcmp((const char *)a, (const char *)b);
+}
+
+int
+store_validate_vfs(void *v, size_t n, size_t sz, const char **addrs,
+    int (*check)(const void *, const char *, bool, size_t, char *, size_t),
+    char *why, size_t whylen)
+{
+	struct jsondoc_dup *keys;
+	char *el;
+	bool *dup;
+	size_t i;
+	int rc = -1;
+
+	keys = calloc(n + 1, sizeof(*keys));
+	dup = calloc(n + 1, sizeof(*dup));
+	if (keys == NULL || dup == NULL)
+		goto out;
+	for (i = 0; i < n; i++)
+		keys[i] = (struct jsondoc_dup){ .a = addrs[i], .idx = i };
+	jsondoc_mark_dups(keys, n, dup);
+	for (i = 0; i < n; i++) {
+		el = (char *)v + i * sz;
+		if (check(el, addrs[i], dup[i], i, why, whylen) < 0)
+			goto out;
+		memcpy(el, addrs[i], VF_ADDR_LEN + 1);
+	}
+	if (n > 0)
+		qsort(v, n, sz, vf_first_cmp);
+	rc = 0;
+out:
+	free(keys);
+	free(dup);
+	return rc;
+}
+
+int
+store_load_doc(struct store *s, const char *path, const char *noun,
+    int (*parse)(const char *, size_t, void *, char *, size_t), void *dst)
+{
+	char *text;
+	size_t len;
+	int rc, saved;
+
+	if ((rc = store_read(s, path, noun, &text, &len)) <= 0) {
+		if (rc < 0 && !s->unavailable)
+			store_name_file(s, path);
+		return rc;
+	}
+	rc = parse(text, len, dst, s->why, sizeof(s->why));
+	saved = errno;
+	free(text);
+	if (rc == 0)
+		return 1;
+	store_name_file(s, path);
+	errno = saved;
+	return store_load_failed(s);
+}
+
+size_t
+store_vf_index(const void *v, size_t n, size_t sz, const char *vf,
+    bool *found)
+{
+	size_t lo = 0, hi = n, mid;
+	int c;
+
+	*found = false;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if ((c = strcmp((const char *)v + mid * sz, vf)) == 0) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}

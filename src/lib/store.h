@@ -78,6 +78,38 @@ int store_save_text(struct store *s, const char *path, char *text,
     size_t len, const char *noun, struct atomic_result *res);
 
 /*
+ * Loads the document at path (noun for the messages) with
+ * parse(text, len, dst, why, whylen): 1 when loaded, 0 when the file
+ * does not exist (dst as parse leaves it untouched: the caller zeroed
+ * it), -1 with s->why naming the file (store_read's and
+ * store_load_failed's rules). The drains' and the suspects' loader.
+ */
+int store_load_doc(struct store *s, const char *path, const char *noun,
+    int (*parse)(const char *, size_t, void *, char *, size_t), void *dst);
+
+/* The index of vf among the n elements of size sz at v, sorted by the
+ * VF address each begins with, or of where it would go (*found false). */
+size_t store_vf_index(const void *v, size_t n, size_t sz, const char *vf,
+    bool *found);
+
+/* s->why as "PATH: why", unless it names path already: the drains' and
+ * the suspects' loaders and savers name their file (SPEC 6.3). */
+void store_name_file(struct store *s, const char *path);
+
+/*
+ * The validation of a VF-keyed list just decoded (vf-drain.json,
+ * vf-suspect.json): n elements of size sz at v, each beginning with its
+ * char vf[VF_ADDR_LEN + 1]; addrs[i] the address read for element i.
+ * check(element, addr, dup, i, why, whylen) judges one (dup: another
+ * element has the same address) and returns 0 or -1 with why set; then
+ * the address is copied into the element, and v is sorted by it. 0, or
+ * -1 (why set, or ENOMEM).
+ */
+int store_validate_vfs(void *v, size_t n, size_t sz, const char **addrs,
+    int (*check)(const void *, const char *, bool, size_t, char *, size_t),
+    char *why, size_t whylen);
+
+/*
  * Opens a slot at index at of the array v (n elements of size sz, room
  * for *cap; doubled from first when full) by moving the later elements
  * up. Returns the array, perhaps moved (the caller stores it), or

@@ -120,17 +120,10 @@ suspects_decode(const json_t *arr, void *dst, const char **addrs,
 }
 
 static int
-suspect_cmp(const void *x, const void *y)
+suspect_validate(const void *el, const char *addr, bool dup, size_t i,
+    char *why, size_t whylen)
 {
-	const struct suspect *a = x, *b = y;
-
-	return strcmp(a->vf, b->vf);
-}
-
-static int
-suspect_validate(const struct suspect *sp, const char *addr, bool dup,
-    size_t i, char *why, size_t whylen)
-{
+	const struct suspect *sp = el;
 	const char *what = NULL;
 
 	if (!vfaddr_valid(addr))
@@ -155,30 +148,9 @@ static int
 suspects_validate(void *dst, const char **addrs, char *why, size_t whylen)
 {
 	struct suspects *d = dst;
-	struct jsondoc_dup *keys;
-	bool *dup;
-	size_t i;
-	int rc = -1;
 
-	keys = calloc(d->n + 1, sizeof(*keys));
-	dup = calloc(d->n + 1, sizeof(*dup));
-	if (keys == NULL || dup == NULL)
-		goto out;
-	for (i = 0; i < d->n; i++)
-		keys[i] = (struct jsondoc_dup){ .a = addrs[i], .idx = i };
-	jsondoc_mark_dups(keys, d->n, dup);
-	for (i = 0; i < d->n; i++) {
-		if (suspect_validate(&d->v[i], addrs[i], dup[i], i, why,
-		    whylen) < 0)
-			goto out;
-		memcpy(d->v[i].vf, addrs[i], VF_ADDR_LEN + 1);
-	}
-	qsort(d->v, d->n, sizeof(*d->v), suspect_cmp);
-	rc = 0;
-out:
-	free(keys);
-	free(dup);
-	return rc;
+	return store_validate_vfs(d->v, d->n, sizeof(*d->v), addrs,
+	    suspect_validate, why, whylen);
 }
 
 int
@@ -203,21 +175,6 @@ suspects_path(const struct store *s, char *buf, size_t len)
 	return io_pathf(buf, len, "%s/%s", s->dir, SUSPECT_FILE);
 }
 
-/* s->why as "PATH: why", unless it names the file already. */
-static void
-name_file(struct store *s, const char *path)
-{
-	char why[sizeof(s->why)];
-	int n;
-
-	if (strstr(s->why, path) != NULL)
-		return;
-	n = snprintf(why, sizeof(why), "%.900s: %s", path, s->why);
-	if (n < 0)
-		return;
-	memcpy(s->why, why, sizeof(why));
-}
-
 static int
 path_failed(struct store *s)
 {
@@ -227,29 +184,23 @@ path_failed(struct store *s)
 	return -1;
 }
 
+/* suspects_parse() for store_load_doc(). */
+static int
+parse_doc(const char *text, size_t len, void *dst, char *why, size_t whylen)
+{
+	return suspects_parse(text, len, dst, why, whylen);
+}
+
 int
 suspects_load(struct store *s, struct suspects *d)
 {
-	char path[PATH_MAX], *text;
-	size_t len;
-	int rc, saved;
+	char path[PATH_MAX];
 
 	memset(d, 0, sizeof(*d));
 	if (suspects_path(s, path, sizeof(path)) < 0)
 		return path_failed(s);
-	if ((rc = store_read(s, path, SUSPECT_NOUN, &text, &len)) <= 0) {
-		if (rc < 0 && !s->unavailable)
-			name_file(s, path);
-		return rc;
-	}
-	rc = suspects_parse(text, len, d, s->why, sizeof(s->why));
-	saved = errno;
-	free(text);
-	if (rc == 0)
-		return 0;
-	name_file(s, path);
-	errno = saved;
-	return store_load_failed(s);
+	return store_load_doc(s, path, SUSPECT_NOUN, parse_doc, d) < 0 ?
+	    -1 : 0;
 }
 
 static void
@@ -297,7 +248,7 @@ suspects_save(struct store *s, const struct suspects *d,
 	text = suspects_dump(d, &len);
 	if (store_save_text(s, path, text, len, SUSPECT_NOUN, res) == 0)
 		return 0;
-	name_file(s, path);
+	store_name_file(s, path);
 	return -1;
 }
 
@@ -305,22 +256,7 @@ suspects_save(struct store *s, const struct suspects *d,
 static size_t
 suspects_index(const struct suspects *d, const char *vf, bool *found)
 {
-	size_t lo = 0, hi = d->n, mid;
-	int c;
-
-	*found = false;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if ((c = strcmp(d->v[mid].vf, vf)) == 0) {
-			*found = true;
-			return mid;
-		}
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return store_vf_index(d->v, d->n, sizeof(*d->v), vf, found);
 }
 
 const struct suspect *
