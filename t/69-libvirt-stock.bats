@@ -22,7 +22,8 @@
 # the next start on it is refused with the hook's message. On another
 # VF, how a real guest ended decides a suspicion (SPEC 7.3): a guest
 # that powers itself off before its OK is none, a destroy before it is
-# one, a later guest's OK ends it, a destroy after an OK is none.
+# one, a later guest's OK ends it, a destroy after an OK is none, a kill
+# -9 of QEMU before the OK is one.
 
 load helpers
 load lib/realguest
@@ -300,11 +301,12 @@ released() {
 	! claims | grep -qx "$1"
 }
 
-@test "stock libvirt: a real guest that powers itself off before its OK is no suspect; a destroy before its OK is, until a later guest's OK; a destroy after the OK is not" {
+@test "stock libvirt: a real guest that powers itself off before its OK is no suspect; a destroy before its OK is, until a later guest's OK; a destroy after the OK is not; kill -9 is" {
 	local logged="<serial type='pty'><log file='/var/log/libvirt/qemu/LOG' append='off'/></serial>"
 	local id1=11111111-2222-3333-4444-000000000011
 	local id2=11111111-2222-3333-4444-000000000012
 	local id3=11111111-2222-3333-4444-000000000013
+	local id4=11111111-2222-3333-4444-000000000014
 	printf '%s\n' "3,1,1,-;nothing here" >"$T/kmsg.rec"
 	# The guest's init powers off after its script: reason=shutdown.
 	echo "echo 'guest: bye'" >"$T/bye.sh"
@@ -336,4 +338,11 @@ released() {
 	lvsh destroy o1
 	rg_until 30 released $id3
 	assert_equal "$(suspect_of $VF5)" ""
+	# kill -9 of QEMU while its guest boots: reason=crashed, suspect.
+	guest_xml k1 $id4 "$T/sleep.sh" "${logged/LOG/k1-console.log}" $VF5 \
+	    >"$T/k1.xml"
+	lvsh create "$T/k1.xml"
+	kill -KILL "$(cat "$LV/run/qemu/k1.pid")"
+	rg_until 30 released $id4
+	assert_equal "$(suspect_of $VF5)" "libvirt-hook: reason=crashed"
 }
