@@ -1,0 +1,220 @@
+# stock.bash - a stock Debian libvirt host as the packages run it, for
+# t/69-libvirt-stock.bats and t/69-libvirt-suspect.bats (`load
+# lib/stock` after `load helpers`; it loads lib/realguest): one private
+# libvirtd with libvirt's defaults and virtlogd, the host package's side
+# laid out in a directory any user may enter, and the sentinel service's
+# own run script under a real runsvdir. The test file's setup_file,
+# teardown_file and setup call stock_setup_file, stock_teardown_file and
+# stock_setup. Facts: reference/real-vms.md, "A stock libvirt host".
+# shellcheck shell=bash disable=SC2016 # jq's $names
+
+load lib/realguest
+
+VF=0000:e3:00.4
+VF5=0000:e3:00.5
+# shellcheck disable=SC2034 # the tests' own
+WEDGED='NVRM: GPU 0000:00:03.0: RmInitAdapter failed! (0x22:0x65:884)'
+NS=https://vfsentinel.dev/xmlns/libvirt/1
+
+# shellcheck source=tools/libvirt-ns.sh
+. "$VFS_ROOT/tools/libvirt-ns.sh"
+
+stock_setup_file() {
+	local why
+	rg_need
+	need_tool libvirtd virtlogd virsh setpriv runsvdir runsv
+	why=$(lv_missing) && skip "$why"
+	getent passwd vfsentinel >/dev/null || useradd --system \
+	    --user-group --no-create-home --home-dir /nonexistent \
+	    --shell /usr/sbin/nologin vfsentinel ||
+	    skip "cannot create the vfsentinel user"
+	# Everything the vfsentinel user must reach lives under W, which
+	# any user may enter (the suite's own temp dirs are 0700).
+	W=$(mktemp -d /tmp/vfs-stock.XXXXXX)
+	chmod 755 "$W"
+	echo "$W" >"$BATS_FILE_TMPDIR/w"
+	mkdir -p "$W/bin" "$W/etc" "$W/data" "$W/sysfs/sys/bus/pci/devices"
+	cp "$VFS_BIN"/* "$W/bin/"
+	mk_card "$W/sysfs" 0000:e3:00.0
+	mk_vf "$W/sysfs" 0000:e3:00.0 $VF
+	mk_vf "$W/sysfs" 0000:e3:00.0 $VF5
+	stock_libvirt "$W/lv"
+	stock_ours
+	lv_start
+	stock_sentinel
+}
+
+stock_teardown_file() {
+	W=$(cat "$BATS_FILE_TMPDIR/w" 2>/dev/null) || return 0
+	[ -n "${SVDIR_PID:-}" ] || SVDIR_PID=$(cat "$W/runsvdir.pid" 2>/dev/null)
+	LV=$W/lv
+	LV_HOLDER=$(cat "$W/holder.pid" 2>/dev/null)
+	if [ -n "$SVDIR_PID" ]; then
+		kill -HUP "$SVDIR_PID" 2>/dev/null
+		wait_long sh -c '! kill -0 "$1"' _ "$SVDIR_PID" || true
+	fi
+	if [ -n "$LV_HOLDER" ]; then
+		kill "$(cat "$LV/run/virtlogd.pid" 2>/dev/null)" 2>/dev/null
+		lv_teardown
+	fi
+	# KEEP=1 keeps W (the logs, the store) to look at after a run.
+	[ -n "${KEEP:-}" ] || rm -rf "$W"
+	true
+}
+
+stock_setup() {
+	W=$(cat "$BATS_FILE_TMPDIR/w")
+	LV=$W/lv
+	LV_HOLDER=$(cat "$W/holder.pid")
+	T=$BATS_TEST_TMPDIR
+}
+
+# stock_libvirt DIR: the namespace, with libvirt-daemon-system's layout
+# and defaults, and virtlogd running as Debian runs it (root).
+stock_libvirt() {
+	lv_setup "$1"
+	echo "$LV_HOLDER" >"$W/holder.pid"
+	# qemu.conf as the package ships it: every setting commented out.
+	echo '# libvirt defaults (Debian ships every line commented)' \
+	    >"$LV/etc/qemu.conf"
+	mkdir -p "$LV/lib/qemu/channel/target" "$LV/lib/images" \
+	    "$LV/log/qemu" "$LV/cache/qemu"
+	chown libvirt-qemu:libvirt-qemu "$LV/lib/qemu" \
+	    "$LV/lib/qemu/channel" "$LV/lib/qemu/channel/target"
+	chmod 0750 "$LV/lib/qemu" "$LV/lib/qemu/channel" \
+	    "$LV/lib/qemu/channel/target"
+	chmod 0711 "$LV/lib/images" "$LV/cache/qemu"
+	chmod 0755 "$LV" "$LV/lib" "$LV/log" "$LV/log/qemu"
+	cp "$VFS_TOOLS/guest-kernel/vmlinuz" "$LV/lib/images/vmlinuz"
+	sh "$VFS_ROOT/t/lib/guest-initramfs.sh" base "$W/base.gz"
+	lv_in setsid /usr/sbin/virtlogd -p /run/libvirt/virtlogd.pid \
+	    >>"$LV/virtlogd.out" 2>&1 3>&- &
+	lv_wait 10 test -S "$LV/run/virtlogd-sock"
+}
+
+# stock_ours: the host package's side: its configuration, the store made
+# by `vfstore init --owner vfsentinel` (as the postinst makes it), the
+# textfile directory of that user, and the hook in qemu.d. Not at the
+# package's paths: a bind mount over /etc/vfsentinel would need a mount
+# point on this machine, and removing one that another run's namespace
+# still uses detaches that mount there (Linux 3.18 and later). So the
+# hook is a two-line wrapper naming the configuration, and the service's
+# env/VFSENTINEL_CONF does, as an operator's would.
+stock_ours() {
+	cat >"$W/etc/vfsentinel.conf" <<-EOF
+	data_dir = $W/data
+	sysfs_root = $W/sysfs
+	metrics.textfile_dir = $W/data/metrics
+	sentinel.interval = 1
+	EOF
+	"$W/bin/vfstore" -c "$W/etc/vfsentinel.conf" init --owner vfsentinel \
+	    >/dev/null
+	install -d -o vfsentinel -g vfsentinel "$W/data/metrics"
+	printf '#!/bin/sh\nVFSENTINEL_CONF=%s exec %s "$@"\n' \
+	    "$W/etc/vfsentinel.conf" "$W/bin/libvirt-hook" \
+	    >"$LV/etc/hooks/qemu.d/vfsentinel"
+	chmod 755 "$LV/etc/hooks/qemu.d/vfsentinel"
+}
+
+# stock_sentinel: the sentinel service under a real runsvdir in the
+# namespace, started as root, as runit starts it, with the package's
+# run script; PATH names the test's programs.
+stock_sentinel() {
+	mkdir -p "$W/service"
+	cp -R "$VFS_ROOT/sv/vfsentinel-sentinel" "$W/sv"
+	rm -rf "$W/sv/log"
+	echo "$W/bin:/usr/bin:/bin" >"$W/sv/env/PATH"
+	echo "$W/etc/vfsentinel.conf" >"$W/sv/env/VFSENTINEL_CONF"
+	ln -s "$W/sv" "$W/service/vfsentinel-sentinel"
+	lv_in setsid runsvdir -P "$W/service" >>"$W/sentinel.log" 2>&1 3>&- &
+	wait_long pgrep -f "^runsvdir -P $W/service" >"$W/runsvdir.pid"
+	SVDIR_PID=$(cat "$W/runsvdir.pid")
+	wait_long poller_pid
+}
+
+# guest_xml NAME UUID SCRIPT DEVICES [VF]: a domain booting Debian's
+# kernel with an initramfs running SCRIPT (then powering off), pinned to
+# VF (default $VF) in vfsentinel's metadata, DEVICES its console and
+# channel.
+guest_xml() {
+	sh "$VFS_ROOT/t/lib/guest-initramfs.sh" scenario "$T/$1.part.gz" \
+	    "$3" "$T/kmsg.rec=/rec/kmsg"
+	cat "$W/base.gz" "$T/$1.part.gz" >"$LV/lib/images/$1.gz"
+	cat <<-EOF
+	<domain type='qemu'>
+	  <name>$1</name>
+	  <uuid>$2</uuid>
+	  <metadata><v:vgpu xmlns:v='$NS' vf='${5:-$VF}'/></metadata>
+	  <memory unit='MiB'>256</memory>
+	  <os>
+	    <type arch='x86_64' machine='q35'>hvm</type>
+	    <kernel>/var/lib/libvirt/images/vmlinuz</kernel>
+	    <initrd>/var/lib/libvirt/images/$1.gz</initrd>
+	    <cmdline>console=ttyS0 panic=-1 quiet</cmdline>
+	  </os>
+	  <devices>
+	    $4
+	  </devices>
+	</domain>
+	EOF
+}
+
+# vfs ARGS...: vfstore on the test's configuration (as root reads it).
+vfs() {
+	"$W/bin/vfstore" -c "$W/etc/vfsentinel.conf" "$@"
+}
+
+# failures: the failures the store holds for $VF (as root reads it).
+failures() {
+	{ vfs show --vf $VF 2>/dev/null ||
+	    echo '{"failures":[]}'; } | jq -r '.failures | length'
+}
+
+failures_ge() {
+	[ "$(failures)" -ge "$1" ]
+}
+
+quarantined() {
+	[ "$(vfs show --vf $VF | jq -r .quarantined)" = true ]
+}
+
+# claims: the instance ids the ledger holds.
+claims() {
+	jq -r '.claims[].instance_id' "$W/data/gpu/vf-claims.json"
+}
+
+# svc_pid: the process runsv supervises (vfstore apply, which the run
+# script became); poller_pid: its child, sentinel-poll.
+svc_pid() {
+	local runsv
+	runsv=$(pgrep -P "$(cat "$W/runsvdir.pid")" -x runsv) &&
+	    pgrep -P "$runsv" -x vfstore
+}
+
+poller_pid() {
+	pgrep -P "$(svc_pid)" -x sentinel-poll
+}
+
+# caps PID: the uid and the effective capabilities of PID.
+caps() {
+	awk '/^Uid:/ { u = $2 } /^CapEff:/ { c = $2 } END { print u, c }' \
+	    "/proc/$1/status"
+}
+
+# suspect_of VF: the source of VF's suspicion ("" when none).
+suspect_of() {
+	jq -r --arg vf "$1" '[.suspects[]? | select(.vf_address == $vf) |
+	    .source][0] // ""' "$W/data/gpu/vf-suspect.json" 2>/dev/null
+}
+
+# ok_recorded INSTANCE: the claim of INSTANCE holds ok_at.
+ok_recorded() {
+	[ -n "$(jq -r --arg i "$1" '.claims[] | select(.instance_id == $i) |
+	    .ok_at // ""' "$W/data/gpu/vf-claims.json")" ]
+}
+
+# released INSTANCE: the ledger no longer holds INSTANCE's claim.
+released() {
+	! claims | grep -qx "$1"
+}
+
