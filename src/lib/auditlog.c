@@ -365,3 +365,22 @@ auditlog_read_last(const char *gpu_dir, const char *vf, const char *card,
 	l.n = 0;
 	return auditlog_read(gpu_dir, vf, card, last_line, &l, skipped);
 }
+
+int
+auditlog_append_extra(const char *gpu_dir, struct audit_event *ev,
+    json_t *extra)
+{
+	int rc, saved;
+
+	if (extra == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	ev->extra = extra;
+	rc = auditlog_append(gpu_dir, ev);
+	saved = errno;
+	ev->extra = NULL;
+	json_decref(extra);
+	errno = saved;
+	return rc;
+}

@@ -46,6 +46,12 @@ struct audit_event {
  */
 int auditlog_append(const char *gpu_dir, const struct audit_event *ev);
 
+/* auditlog_append() of ev with extra as its extra fields: extra is a new
+ * reference the call takes (and drops); NULL is -1/ENOMEM, for the
+ * json_pack() of the caller. */
+int auditlog_append_extra(const char *gpu_dir, struct audit_event *ev,
+    json_t *extra);
+
 /*
  * The line of ev as a new JSON object (ts now, uid, user filled in), for
  * auditlog_append() and tests. New reference, or NULL with errno.

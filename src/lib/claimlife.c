@@ -134,7 +134,6 @@ claimlife_audit(const char *gpu_dir, const struct claimlife_end *end)
 	struct audit_event ev = { .command = end->command, .vf = end->vf,
 	    .reason = end->reason };
 	json_t *extra;
-	int rc, saved;
 
 	if (!utf8_valid_str(end->instance_id)) {
 		errno = EILSEQ;
@@ -143,16 +142,7 @@ claimlife_audit(const char *gpu_dir, const struct claimlife_end *end)
 	extra = json_pack("{s:s, s:s*, s:s*, s:b}", "instance_id",
 	    end->instance_id, "liveness", end->liveness, "domain",
 	    end->domain, "deconfigured", end->deconfigured);
-	if (extra == NULL) {
-		errno = ENOMEM;
-		return -1;
-	}
-	ev.extra = extra;
-	rc = auditlog_append(gpu_dir, &ev);
-	saved = errno;
-	json_decref(extra);
-	errno = saved;
-	return rc;
+	return auditlog_append_extra(gpu_dir, &ev, extra);
 }
 
 int

@@ -325,7 +325,6 @@ audit_one(const char *gpu_dir, const char *command, const struct suspect *sp,
 {
 	struct audit_event ev = { .command = command, .vf = sp->vf };
 	json_t *extra;
-	int rc, saved;
 
 	extra = json_pack("{s:s, s:s, s:s, s:s}", "instance_id",
 	    sp->instance_id, "assigned_at", sp->assigned_at, "ended",
@@ -335,16 +334,7 @@ audit_one(const char *gpu_dir, const char *command, const struct suspect *sp,
 		json_decref(extra);
 		extra = NULL;
 	}
-	if (extra == NULL) {
-		errno = ENOMEM;
-		return -1;
-	}
-	ev.extra = extra;
-	rc = auditlog_append(gpu_dir, &ev);
-	saved = errno;
-	json_decref(extra);
-	errno = saved;
-	return rc;
+	return auditlog_append_extra(gpu_dir, &ev, extra);
 }
 
 int

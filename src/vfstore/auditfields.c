@@ -47,24 +47,6 @@ auditfields_failures(const struct health *h, const struct vf_list *l)
 	return arr;
 }
 
-/* auditlog_append() with extra (a new reference, dropped; NULL: ENOMEM). */
-static int
-append(const char *gpu_dir, struct audit_event *ev, json_t *extra)
-{
-	int rc, saved;
-
-	if (extra == NULL) {
-		errno = ENOMEM;
-		return -1;
-	}
-	ev->extra = extra;
-	rc = auditlog_append(gpu_dir, ev);
-	saved = errno;
-	json_decref(extra);
-	errno = saved;
-	return rc;
-}
-
 int
 auditfields_vfs(const char *gpu_dir, const char *command,
     const char *card, const struct vf_list *l, const char *reason,
@@ -81,7 +63,7 @@ auditfields_vfs(const char *gpu_dir, const char *command,
 		json_decref(extra);
 		extra = NULL;
 	}
-	return append(gpu_dir, &ev, extra);
+	return auditlog_append_extra(gpu_dir, &ev, extra);
 }
 
 int
@@ -115,7 +97,7 @@ auditfields_quarantined(const char *gpu_dir, const char *command,
 		json_decref(extra);
 		extra = NULL;
 	}
-	return append(gpu_dir, &ev, extra);
+	return auditlog_append_extra(gpu_dir, &ev, extra);
 }
 
 int
@@ -133,5 +115,6 @@ auditfields_edit(const char *gpu_dir, const char *file, const char *reason)
 {
 	struct audit_event ev = { .command = "edit", .reason = reason };
 
-	return append(gpu_dir, &ev, json_pack("{s:s}", "file", file));
+	return auditlog_append_extra(gpu_dir, &ev, json_pack("{s:s}", "file",
+	    file));
 }
