@@ -60,3 +60,16 @@ utf8_valid_str(const char *s)
 {
 	return s == NULL || utf8_valid(s, strlen(s));
 }
+
+bool
+utf8_printable(const char *s, size_t max)
+{
+	const unsigned char *p;
+
+	if (strlen(s) >= max || !utf8_valid_str(s))
+		return false;
+	for (p = (const unsigned char *)s; *p != '\0'; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return false;
+	return true;
+}

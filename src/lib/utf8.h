@@ -16,4 +16,8 @@ bool utf8_valid(const char *s, size_t len);
 /* utf8_valid() of a C string; NULL counts as valid (absent). */
 bool utf8_valid_str(const char *s);
 
+/* True if s is valid UTF-8 of fewer than max bytes without control
+ * characters (C0 and DEL): safe for a log field and a file name. */
+bool utf8_printable(const char *s, size_t max);
+
 #endif

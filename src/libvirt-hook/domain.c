@@ -58,23 +58,8 @@ domain_read(int fd, size_t *len)
 	return buf;
 }
 
-/* True if s is valid UTF-8 of fewer than max bytes without control
- * characters (C0 and DEL): safe for a log field and a file name. */
-static bool
-text_ok(const char *s, size_t max)
-{
-	const unsigned char *p;
-
-	if (strlen(s) >= max || !utf8_valid_str(s))
-		return false;
-	for (p = (const unsigned char *)s; *p != '\0'; p++)
-		if (*p < 0x20 || *p == 0x7f)
-			return false;
-	return true;
-}
-
-/* Copies an attribute of n into buf if it passes text_ok(); 1 copied, 0
- * absent, -1 invalid (why set). */
+/* Copies an attribute of n into buf if it passes utf8_printable(); 1
+ * copied, 0 absent, -1 invalid (why set). */
 static int
 attr_copy(xmlNode *n, const char *name, char *buf, size_t len,
     char *why, size_t whylen)
@@ -84,7 +69,7 @@ attr_copy(xmlNode *n, const char *name, char *buf, size_t len,
 
 	if (v == NULL)
 		return 0;
-	if (!text_ok((const char *)v, len)) {
+	if (!utf8_printable((const char *)v, len)) {
 		(void)snprintf(why, whylen, "<%s %s=...> is not valid text "
 		    "(UTF-8, no control characters, under %zu bytes)",
 		    (const char *)n->name, name, len);
@@ -293,14 +278,14 @@ parse_devices(xmlNode *devs, struct domain *d, char *why, size_t whylen)
 	return rc;
 }
 
-/* The text of element n into buf (text_ok()); -1 when invalid. */
+/* The text of element n into buf (utf8_printable()); -1 when invalid. */
 static int
 elem_text(xmlNode *n, char *buf, size_t len)
 {
 	xmlChar *v = xmlNodeGetContent(n);
 	int rc = -1;
 
-	if (v != NULL && text_ok((const char *)v, len)) {
+	if (v != NULL && utf8_printable((const char *)v, len)) {
 		(void)snprintf(buf, len, "%s", (const char *)v);
 		rc = 0;
 	}

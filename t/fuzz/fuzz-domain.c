@@ -21,20 +21,6 @@
 
 #define T "domain"
 
-/* Valid UTF-8 without C0 controls or DEL, shorter than max. */
-static bool
-text_ok(const char *s, size_t max)
-{
-	const unsigned char *p;
-
-	if (strlen(s) >= max || !utf8_valid_str(s))
-		return false;
-	for (p = (const unsigned char *)s; *p != '\0'; p++)
-		if (*p < 0x20 || *p == 0x7f)
-			return false;
-	return true;
-}
-
 static bool
 uuid_ok(const char *u)
 {
@@ -58,7 +44,7 @@ uuid_ok(const char *u)
 static bool
 path_ok(const char *p, size_t max)
 {
-	return p[0] == '\0' || (p[0] == '/' && text_ok(p, max));
+	return p[0] == '\0' || (p[0] == '/' && utf8_printable(p, max));
 }
 
 static void
@@ -67,14 +53,14 @@ check_shape(const struct domain *d)
 	size_t i;
 
 	fuzz_require(uuid_ok(d->uuid), T, "a UUID of the wrong shape");
-	fuzz_require(text_ok(d->name, sizeof(d->name)), T,
+	fuzz_require(utf8_printable(d->name, sizeof(d->name)), T,
 	    "a name that is not clean text");
 	for (i = 0; i < d->hostdevs.n; i++)
 		fuzz_require(vfaddr_valid(d->hostdevs.v[i]), T,
 		    "a hostdev VF that is not a canonical address");
 	fuzz_require(d->meta_vf[0] == '\0' || vfaddr_valid(d->meta_vf), T,
 	    "a metadata VF that is not a canonical address");
-	fuzz_require(text_ok(d->profile, sizeof(d->profile)), T,
+	fuzz_require(utf8_printable(d->profile, sizeof(d->profile)), T,
 	    "a profile that is not clean text");
 	fuzz_require(path_ok(d->channel, sizeof(d->channel)), T,
 	    "a channel path that is not absolute clean text");
