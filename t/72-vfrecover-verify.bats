@@ -9,24 +9,11 @@ load helpers
 load lib/store
 load lib/placement
 
-CARD=0000:e3:00.0
-VF4=0000:e3:00.4
-VF5=0000:e3:00.5
-
 setup() {
 	vfs_setup
 	store_setup
-	mk_card "$SYSFS" $CARD
-	mk_vf "$SYSFS" $CARD $VF4
-	mk_vf "$SYSFS" $CARD $VF5
-	vs init >/dev/null 2>&1
-	SUSPECT=$DATA/gpu/vf-suspect.json
+	suspects_host
 	AUDIT=$DATA/gpu/audit.jsonl
-	local vf list=
-	for vf in $VF4 $VF5; do
-		list="$list${list:+,}{\"vf_address\":\"$vf\",\"instance_id\":\"i-$vf\",\"assigned_at\":\"2026-12-07T10:00:00Z\",\"ended_at\":\"2026-12-07T10:00:09Z\",\"ended\":\"unclean\",\"source\":\"vfstore\"}"
-	done
-	printf '{"version":1,"suspects":[%s]}' "$list" >"$SUSPECT"
 }
 
 # verify SCRIPT: the configuration's verify command.

@@ -10,24 +10,12 @@ load lib/store
 load lib/runit
 
 SVC=vfsentinel-verify
-CARD=0000:e3:00.0
-VF4=0000:e3:00.4
-VF5=0000:e3:00.5
 
 setup() {
 	vfs_setup
 	store_setup
 	runit_setup
-	mk_card "$SYSFS" $CARD
-	mk_vf "$SYSFS" $CARD $VF4
-	mk_vf "$SYSFS" $CARD $VF5
-	vs init >/dev/null 2>&1
-	SUSPECT=$DATA/gpu/vf-suspect.json
-	local vf list=
-	for vf in $VF4 $VF5; do
-		list="$list${list:+,}{\"vf_address\":\"$vf\",\"instance_id\":\"i-$vf\",\"assigned_at\":\"2026-12-07T10:00:00Z\",\"ended_at\":\"2026-12-07T10:00:09Z\",\"ended\":\"unclean\",\"source\":\"vfstore\"}"
-	done
-	printf '{"version":1,"suspects":[%s]}' "$list" >"$SUSPECT"
+	suspects_host
 	printf 'data_dir = %s\nsysfs_root = %s\n' "$DATA" "$SYSFS" \
 	    >"$T/svc.conf"
 	runit_copy $SVC

@@ -74,3 +74,22 @@ hold_lock() {
 release_lock() {
 	exec 8>&-
 }
+
+# suspects_host: a card 0000:e3:00.0 with VFs .4 and .5 (CARD, VF4,
+# VF5), an initialised store, and both VFs suspect in SUSPECT
+# (vf-suspect.json: an unclean end reported by vfstore).
+suspects_host() {
+	local vf list=
+	CARD=0000:e3:00.0
+	VF4=0000:e3:00.4
+	VF5=0000:e3:00.5
+	mk_card "$SYSFS" $CARD
+	mk_vf "$SYSFS" $CARD $VF4
+	mk_vf "$SYSFS" $CARD $VF5
+	vs init >/dev/null 2>&1
+	SUSPECT=$DATA/gpu/vf-suspect.json
+	for vf in $VF4 $VF5; do
+		list="$list${list:+,}{\"vf_address\":\"$vf\",\"instance_id\":\"i-$vf\",\"assigned_at\":\"2026-12-07T10:00:00Z\",\"ended_at\":\"2026-12-07T10:00:09Z\",\"ended\":\"unclean\",\"source\":\"vfstore\"}"
+	done
+	printf '{"version":1,"suspects":[%s]}' "$list" >"$SUSPECT"
+}
