@@ -334,9 +334,15 @@ has_series() {
 	done
 }
 
-# runit_down NAME: runit's instance of NAME is down.
+# runit_down NAME: runit's instance of NAME is down, and runsv has taken
+# the run script's own sv down. A run that exits within a second leaves
+# runsv asleep for that second with the status "down, want up" and the
+# script's "d" unread; an sv up sent then is dropped by sv (the status
+# already wants up), and the "d" read after it keeps the service down.
 runit_down() {
-	ct sv status "/etc/sv/$1" | grep -q '^down:'
+	local s
+	s=$(ct sv status "/etc/sv/$1") || return
+	[[ $s == down:* && $s != *"want up"* ]]
 }
 
 # count_procs PATTERN: how many processes' command lines match PATTERN.
@@ -369,7 +375,8 @@ one_loop() {
 	ct sh -c 'setsid runsvdir -P /etc/service </dev/null >/dev/null 2>&1 &'
 	# The log line first, then down: runsv says down for a moment before
 	# it starts ./run, and a run that logged has still to send its own
-	# sv down; an sv up sent before that one lands is undone by it.
+	# sv down; an sv up sent before that one lands is undone by it
+	# (runit_down waits for runsv to have read it).
 	for u in "${HOST_UNITS[@]}" vfsentinel-answer; do
 		ct_wait 30 ct grep -q 'systemd runs this service; runit keeps it down' \
 		    "/var/log/runit/$u/current"
