@@ -144,17 +144,19 @@ unavailable(struct run *r, const char *why)
 /* The shared lock: 0 with *held, or the store unavailable (0, !*held),
  * or an exit code (75 timeout). */
 static int
-lock_store(struct run *r, bool *held)
+lock_shared(struct run *r, bool *held)
 {
 	char why[PATH_MAX + 128];
+	enum store_lock_failure failure;
 
 	*held = store_lock(&r->view.store, false, r->cli.lock_timeout) == 0;
 	if (*held)
 		return 0;
-	if (errno == EWOULDBLOCK)
+	failure = store_lock_failure(&r->view.store, errno);
+	if (failure == STORE_LOCK_TIMEOUT)
 		return log_fail(EX_TEMPFAIL, "timed out waiting for the store "
 		    "lock", "{s:s}", "path", r->view.store.lock_path);
-	if (r->view.store.unavailable)
+	if (failure == STORE_LOCK_UNAVAILABLE)
 		return unavailable(r, r->view.store.why);
 	if (io_pathf(why, sizeof(why), "lock %s: %s", r->view.store.lock_path,
 	    strerror(errno)) == -1)
@@ -172,7 +174,7 @@ load_files(struct run *r)
 	int code;
 
 	r->available = true;
-	if ((code = lock_store(r, &held)) != 0)
+	if ((code = lock_shared(r, &held)) != 0)
 		return code;
 	if (held && health_load(s, &r->view.health, r->conf.threshold) == -1 &&
 	    unavailable(r, s->why) != 0)

@@ -119,6 +119,18 @@ store_lock(struct store *s, bool exclusive, unsigned timeout_s)
 	return -1;
 }
 
+enum store_lock_failure
+store_lock_failure(const struct store *s, int err)
+{
+	if (s->unavailable)
+		return STORE_LOCK_UNAVAILABLE;
+	if (err == EWOULDBLOCK)
+		return STORE_LOCK_TIMEOUT;
+	if (err == EACCES || err == EPERM)
+		return STORE_LOCK_DENIED;
+	return STORE_LOCK_ERROR;
+}
+
 /* Makes DATA_DIR/gpu durable: mkdir -p, then fsync of its parent. */
 static int
 dir_create(struct store *s, bool *created)

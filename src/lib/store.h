@@ -52,6 +52,22 @@ int store_lock(struct store *s, bool exclusive, unsigned timeout_s);
 void store_unlock(struct store *s);
 
 /*
+ * Why store_lock() failed, from s and the errno it left (err): the one
+ * reading of a failed lock, which vfstore, the libvirt hook and
+ * resources-report each turn into their own message and exit code (in
+ * brackets, vfstore's). s->unavailable comes first: its errno is
+ * stat()'s, never EWOULDBLOCK.
+ */
+enum store_lock_failure {
+	STORE_LOCK_UNAVAILABLE,		/* DATA_DIR/gpu missing (69) */
+	STORE_LOCK_TIMEOUT,		/* EWOULDBLOCK: the wait ran out (75) */
+	STORE_LOCK_DENIED,		/* EACCES, EPERM: not the store's
+					   owner, SPEC 7.2 (77) */
+	STORE_LOCK_ERROR		/* another errno (74) */
+};
+enum store_lock_failure store_lock_failure(const struct store *s, int err);
+
+/*
  * `vfstore init`: creates DATA_DIR/gpu (mode 0755, its parent fsynced) and
  * the lock file; *created tells whether the directory was new. With uid
  * other than (uid_t)-1 both are given to uid:gid. An existing directory is

@@ -107,18 +107,21 @@ find_vfs(struct hook *h, enum phase ph)
 /* Takes the store's exclusive lock within libvirt.lock_timeout. 0, or
  * -1 with the reason in msg. */
 static int
-lock_store(struct hook *h, char *msg, size_t len)
+phases_lock(struct hook *h, char *msg, size_t len)
 {
+	enum store_lock_failure why;
+
 	if (store_init(&h->view.store, h->conf.data_dir) == -1) {
 		(void)snprintf(msg, len, "the data directory path is too long");
 		return -1;
 	}
 	if (store_lock(&h->view.store, true, h->conf.libvirt_lock_timeout) == 0)
 		return 0;
-	if (h->view.store.unavailable)
+	why = store_lock_failure(&h->view.store, errno);
+	if (why == STORE_LOCK_UNAVAILABLE)
 		(void)snprintf(msg, len, "the VF health state is unavailable "
 		    "(%.600s)", h->view.store.why);
-	else if (errno == EWOULDBLOCK)
+	else if (why == STORE_LOCK_TIMEOUT)
 		(void)snprintf(msg, len, "gave up waiting %u s for the store "
 		    "lock %.600s; try again", h->conf.libvirt_lock_timeout,
 		    h->view.store.lock_path);
@@ -240,7 +243,7 @@ prepare(struct hook *h)
 		    "");
 		return phases_refuse(msg);
 	}
-	if (lock_store(h, msg, sizeof(msg)) == -1 ||
+	if (phases_lock(h, msg, sizeof(msg)) == -1 ||
 	    load_all(h, msg, sizeof(msg)) == -1)
 		return phases_refuse(msg);
 	held = claims_find_instance(&h->view.claims, h->dom.uuid);
@@ -312,7 +315,7 @@ started(struct hook *h)
 	struct claim *cl;
 	char msg[1024];
 
-	if (lock_store(h, msg, sizeof(msg)) == -1)
+	if (phases_lock(h, msg, sizeof(msg)) == -1)
 		return log_fail(0, "cannot complete the claim", "{s:s}",
 		    "error", msg);
 	if (claims_load(&h->view.store, &h->view.claims) == -1)
@@ -343,7 +346,7 @@ release(struct hook *h)
 {
 	char msg[1024];
 
-	if (lock_store(h, msg, sizeof(msg)) == -1)
+	if (phases_lock(h, msg, sizeof(msg)) == -1)
 		return log_fail(0, "cannot release the claim", "{s:s}",
 		    "error", msg);
 	if (claims_load(&h->view.store, &h->view.claims) == -1)
@@ -361,7 +364,7 @@ reconnect(struct hook *h)
 	struct claim *cl;
 	char msg[1024];
 
-	if (lock_store(h, msg, sizeof(msg)) == -1 ||
+	if (phases_lock(h, msg, sizeof(msg)) == -1 ||
 	    load_all(h, msg, sizeof(msg)) == -1)
 		return log_fail(0, "cannot check the claim", "{s:s}", "error",
 		    msg);

@@ -60,18 +60,21 @@ emit_flush(void)
 int
 lock_store(struct ctx *c, bool exclusive)
 {
+	enum store_lock_failure why;
+
 	if (store_lock(&c->s, exclusive, c->cli.lock_timeout) == 0)
 		return 0;
-	if (c->s.unavailable) {
+	why = store_lock_failure(&c->s, errno);
+	if (why == STORE_LOCK_UNAVAILABLE) {
 		log_msg(LVL_ERROR, "VF health state unavailable", "{s:s}",
 		    "error", c->s.why);
 		return EX_UNAVAILABLE;
 	}
-	log_msg(LVL_ERROR, errno == EWOULDBLOCK ? "lock wait timed out" :
+	log_msg(LVL_ERROR, why == STORE_LOCK_TIMEOUT ? "lock wait timed out" :
 	    "cannot take the store lock", "{s:s}", "error", c->s.why);
-	if (errno == EACCES || errno == EPERM)
+	if (why == STORE_LOCK_DENIED)
 		return EX_NOPERM;	/* SPEC 7.2: not the store's owner */
-	return errno == EWOULDBLOCK ? EX_TEMPFAIL : EX_IOERR;
+	return why == STORE_LOCK_TIMEOUT ? EX_TEMPFAIL : EX_IOERR;
 }
 
 /*
