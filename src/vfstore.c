@@ -10,7 +10,7 @@
  * on stderr. This file is the dispatch (the options, which command takes
  * which, main); the commands are the files of src/vfstore/, one idea a
  * file (vfstore.h is their header), with the output and store-access
- * helpers they share in src/vfstore/common.c.
+ * helpers they share in src/vfstore/emit.c and ctx.c.
  *
  * Every mutation takes the exclusive lock, loads the files (strictly: a
  * broken file is never overwritten), changes them and saves them with

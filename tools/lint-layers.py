@@ -54,10 +54,6 @@ PENDING = {
     "src/vfstore/claims.c": [
         "cmd_deconfigure", "cmd_release"
     ],
-    "src/vfstore/common.c": [
-        "audited", "emit", "emit_flush", "emit_line", "load_health",
-        "lock_store", "open_claims", "open_health", "save_health"
-    ],
     "src/vfstore/draincmd.c": [
         "cmd_drain", "cmd_undrain", "load_drains"
     ],

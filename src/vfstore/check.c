@@ -22,7 +22,7 @@ cmd_check(struct ctx *c)
 
 	if (store_lock(&c->s, false, c->cli.lock_timeout) < 0 &&
 	    !c->s.unavailable)
-		return lock_store(c, false);
+		return ctx_lock(c, false);
 	if (c->s.unavailable || health_load(&c->s, &h, c->conf.threshold) < 0
 	    || claims_load(&c->s, &cl) < 0 || drains_load(&c->s, &d) < 0) {
 		cli_die_nomem(&c->s);

@@ -60,7 +60,7 @@ cmd_claims(struct ctx *c)
 	size_t i;
 	int rc;
 
-	if ((rc = open_claims(c, false, &cl)) != 0)
+	if ((rc = ctx_open_claims(c, false, &cl)) != 0)
 		return rc;
 	store_unlock(&c->s);
 	for (i = 0; i < cl.n && rc == 0; i++)
@@ -124,7 +124,7 @@ claimop_locked(struct ctx *c, bool release, struct claimop *r,
 	snprintf(source, sizeof(source), "vfstore%s%.256s",
 	    c->a.reason != NULL ? ": " : "",
 	    c->a.reason != NULL ? c->a.reason : "");
-	if ((rc = open_claims(c, true, &cl)) != 0)
+	if ((rc = ctx_open_claims(c, true, &cl)) != 0)
 		return rc;
 	if (release)
 		claimrelease_release(&c->s, &cl, &w, c->a.instance,
@@ -177,7 +177,7 @@ cmd_release(struct ctx *c)
 	    "released VF claim", "{s:s, s:s, s:s, s:s*}", "vf", r.vf,
 	    "instance_id", c->a.instance, "ended", c->a.ended, "reason",
 	    c->a.reason);
-	audited(c, r.audit_err, "vf", r.vf);
+	ctx_audited(c, r.audit_err, "vf", r.vf);
 	verdict_failed(c, &r, &v);
 	return emit(json_pack("{s:s, s:s, s:b, s:b, s:s, s:b}",
 	    "instance_id", c->a.instance, "vf_address", r.vf, "released", 1,
@@ -208,7 +208,7 @@ cmd_deconfigure(struct ctx *c)
 		return rc;
 	log_msg(LVL_INFO, "deconfigured VF", "{s:s, s:s*}", "vf", c->a.vf,
 	    "reason", c->a.reason);
-	audited(c, r.audit_err, "vf", r.vf);
+	ctx_audited(c, r.audit_err, "vf", r.vf);
 	return emit(json_pack("{s:s, s:b}", "vf_address", c->a.vf,
 	    "deconfigured", 1));
 }

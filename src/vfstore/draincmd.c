@@ -64,7 +64,7 @@ save_audit(struct ctx *c, const struct drains *d, const struct vf_list *l,
 		    "step", res.step ? res.step : "", "error", c->s.why);
 		return EX_IOERR;
 	}
-	audited(c, auditfields_vfs(c->s.dir, drain ? "drain" : "undrain",
+	ctx_audited(c, auditfields_vfs(c->s.dir, drain ? "drain" : "undrain",
 	    c->a.card, l, c->a.reason, NULL, any ? NULL : "unchanged") < 0 ?
 	    errno : 0, c->a.vf ? "vf" : "card", c->a.vf ? c->a.vf : c->a.card);
 	return 0;
@@ -111,7 +111,7 @@ drain_locked(struct ctx *c, struct drains *d, const struct vf_list *l,
 	size_t i;
 	int rc;
 
-	if ((rc = lock_store(c, true)) != 0)
+	if ((rc = ctx_lock(c, true)) != 0)
 		return rc;
 	if ((rc = load_drains(c, d)) == 0 &&
 	    (rc = edit_drains(c, d, l, drain, changed)) == 0) {

@@ -83,7 +83,7 @@ run_vfops(struct ctx *c, struct health *h, bool quarantine,
 		return EX_IOERR;
 	}
 	*any = r.changed;
-	audited(c, r.audit_err, c->a.vf ? "vf" : "card",
+	ctx_audited(c, r.audit_err, c->a.vf ? "vf" : "card",
 	    c->a.vf ? c->a.vf : c->a.card);
 	return 0;
 }
@@ -101,7 +101,7 @@ mutate_vfs(struct ctx *c, bool quarantine, bool *any)
 	int rc;
 
 	if ((rc = target_vfs(c, &l)) != 0 ||
-	    (rc = open_health(c, true, &h, NULL)) != 0) {
+	    (rc = ctx_open_health(c, true, &h, NULL)) != 0) {
 		free(l.v);
 		return rc;
 	}
@@ -263,8 +263,8 @@ edit_locked(struct ctx *c, enum storeedit_kind kind, int *changed)
 		    "step", res.step ? res.step : "", "error", c->s.why);
 		rc = EX_IOERR;
 	} else if (rc == 0 && *changed > 0) {
-		audited(c, auditfields_edit(c->s.dir, file, c->a.reason) < 0 ?
-		    errno : 0, "file", file);
+		ctx_audited(c, auditfields_edit(c->s.dir, file,
+		    c->a.reason) < 0 ? errno : 0, "file", file);
 	}
 	editengine_release(&e);
 	return rc;
@@ -287,7 +287,7 @@ cmd_edit(struct ctx *c)
 		    "(health or claims)", c->a.operand);
 		cli_usage_error(&c->cli, msg);
 	}
-	if ((rc = lock_store(c, true)) != 0)
+	if ((rc = ctx_lock(c, true)) != 0)
 		return rc;
 	rc = edit_locked(c, kind, &changed);
 	store_unlock(&c->s);

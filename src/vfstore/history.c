@@ -56,7 +56,7 @@ cmd_history(struct ctx *c)
 		    "or --card");
 	if (c->a.limit != NULL)
 		limit = cli_uint(&c->cli, "--limit", c->a.limit, 0, UINT_MAX);
-	if ((rc = lock_store(c, false)) != 0)
+	if ((rc = ctx_lock(c, false)) != 0)
 		return rc;
 	store_unlock(&c->s);
 	if (c->a.limit == NULL)

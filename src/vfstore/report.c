@@ -44,18 +44,18 @@ change_report(struct ctx *c, bool failure, struct health_report *rep)
 	struct health h;
 	int rc;
 
-	if ((rc = open_health(c, true, &h, &v)) != 0)
+	if ((rc = ctx_open_health(c, true, &h, &v)) != 0)
 		return rc;
 	if (failure && healthrules_report_failure(&h, rep) < 0)
 		rc = EX_OSERR;
 	else if (!failure)
 		healthrules_report_success(&h, rep);
 	if (rc == 0 && rep->changed)
-		rc = save_health(c, &h, &v);
+		rc = ctx_save_health(c, &h, &v);
 	if (rc == 0 && failure && rep->outcome == HEALTH_QUARANTINED)
-		audited(c, auditfields_quarantined(c->s.dir, "report-failure",
-		    &h, rep, c->conf.threshold, NULL) < 0 ? errno : 0, "vf",
-		    rep->vf);
+		ctx_audited(c, auditfields_quarantined(c->s.dir,
+		    "report-failure", &h, rep, c->conf.threshold, NULL) < 0 ?
+		    errno : 0, "vf", rep->vf);
 	store_unlock(&c->s);
 	health_release(&h);
 	healthview_release(&v);
@@ -80,7 +80,7 @@ run_report(struct ctx *c, bool failure, struct health_report *rep)
 
 	if (failure)
 		return change_report(c, failure, rep);
-	if ((rc = load_health(c, &h, &v)) != 0)
+	if ((rc = ctx_load_health(c, &h, &v)) != 0)
 		return rc;
 	noop = healthrules_success_noop(&h, rep);
 	health_release(&h);

@@ -270,7 +270,7 @@ show_load(struct ctx *c, struct show *sh)
 	size_t skipped = 0;
 	int rc;
 
-	if ((rc = open_health(c, false, &sh->h, NULL)) != 0)
+	if ((rc = ctx_open_health(c, false, &sh->h, NULL)) != 0)
 		return rc;
 	if ((rc = load_drains(c, &sh->d)) == 0)
 		rc = suspectcmd_load(c, &sh->sus);

@@ -31,8 +31,8 @@ audit_ends(struct ctx *c, const struct suspects *gone, const char *cause)
 	size_t i;
 
 	for (i = 0; i < gone->n; i++)
-		audited(c, suspect_audit_end(c->s.dir, &gone->v[i], cause) < 0 ?
-		    errno : 0, "vf", gone->v[i].vf);
+		ctx_audited(c, suspect_audit_end(c->s.dir, &gone->v[i],
+		    cause) < 0 ? errno : 0, "vf", gone->v[i].vf);
 }
 
 int

@@ -7,7 +7,7 @@
  *
  * A command gets the context with the configuration loaded and the store
  * initialised (not locked); it returns its exit code, and a failed audit
- * write it noted with audited() makes a 0 into 74.
+ * write it noted with ctx_audited() makes a 0 into 74.
  */
 #ifndef VFSTORE_H
 #define VFSTORE_H
@@ -56,18 +56,29 @@ struct ctx {
 	bool audit_failed;		/* a one-shot command then exits 74 */
 };
 
-/* common.c: output and store access. */
+/* emit.c: the output. emit_line() writes obj as one line, flushed
+ * unless buffered (emit_flush() then follows), and drops the reference;
+ * each returns 0 or the logged exit code. */
 int emit(json_t *obj);
 int emit_line(json_t *obj, bool buffered);
 int emit_flush(void);
-int lock_store(struct ctx *c, bool exclusive);
-int load_health(struct ctx *c, struct health *h, struct health_view *v);
-int open_health(struct ctx *c, bool exclusive, struct health *h,
+
+/* ctx.c: store access, each returning 0 or the logged exit code.
+ * ctx_lock() takes the store's lock; ctx_load_health() loads the health
+ * store, or through v (not NULL) what a report on --vf needs
+ * (healthcache.h); ctx_open_health() and ctx_open_claims() lock, then
+ * load (the lock stays held on success); ctx_save_health() saves h,
+ * loaded through v or NULL. ctx_audited() notes a failed audit write
+ * (err, its errno; 0 when written): logged, and a one-shot command
+ * exits 74 (SPEC.md 4.1). */
+int ctx_lock(struct ctx *c, bool exclusive);
+int ctx_load_health(struct ctx *c, struct health *h, struct health_view *v);
+int ctx_open_health(struct ctx *c, bool exclusive, struct health *h,
     struct health_view *v);
-int open_claims(struct ctx *c, bool exclusive, struct claims *cl);
-int save_health(struct ctx *c, const struct health *h,
+int ctx_open_claims(struct ctx *c, bool exclusive, struct claims *cl);
+int ctx_save_health(struct ctx *c, const struct health *h,
     const struct health_view *v);
-void audited(struct ctx *c, int err, const char *key, const char *val);
+void ctx_audited(struct ctx *c, int err, const char *key, const char *val);
 
 /* report.c: the reports; a report's log line (apply too). */
 void report_log(const struct health_report *rep, bool failure,

@@ -1,64 +1,23 @@
 /*
- * common.c - the output and store-access helpers every vfstore command
- * shares (vfstore.h), each returning an exit code (SPEC.md 2.2).
+ * ctx.c - the store access every vfstore command shares, on the context
+ * it runs in (struct ctx, vfstore.h): the lock, the health store and the
+ * claims loaded and saved, the audit failure noted; each returning an
+ * exit code (SPEC.md 2.2) with its failure logged.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "auditlog.h"
 #include "claims.h"
 #include "cli.h"
 #include "healthfile.h"
-#include "jsonl.h"
 #include "log.h"
 #include "store.h"
 
 #include "vfstore.h"
 
-/* --- output ------------------------------------------------------------ */
-
-static int
-write_failed(void)
-{
-	log_msg(LVL_ERROR, "write stdout failed", "{s:s}", "error",
-	    strerror(errno));
-	return EX_IOERR;
-}
-
-/* Writes obj as one line, flushed unless buffered (emit_flush() then
- * follows), and drops the reference; 0 or EX_IOERR. */
 int
-emit_line(json_t *obj, bool buffered)
-{
-	int rc = 0;
-
-	if (obj == NULL) {
-		log_msg(LVL_ERROR, "out of memory", NULL);
-		return EX_OSERR;
-	}
-	if ((buffered ? jsonl_put(stdout, obj) : jsonl_write(stdout, obj)) < 0)
-		rc = write_failed();
-	json_decref(obj);
-	return rc;
-}
-
-int
-emit(json_t *obj)
-{
-	return emit_line(obj, false);
-}
-
-int
-emit_flush(void)
-{
-	return fflush(stdout) == EOF ? write_failed() : 0;
-}
-
-/* --- store access with exit codes ------------------------------------- */
-
-int
-lock_store(struct ctx *c, bool exclusive)
+ctx_lock(struct ctx *c, bool exclusive)
 {
 	enum store_lock_failure why;
 
@@ -82,7 +41,7 @@ lock_store(struct ctx *c, bool exclusive)
  * --vf needs (healthcache.h). 0, or the logged exit status.
  */
 int
-load_health(struct ctx *c, struct health *h, struct health_view *v)
+ctx_load_health(struct ctx *c, struct health *h, struct health_view *v)
 {
 	if (v == NULL ? health_load(&c->s, h, c->conf.threshold) == 0 :
 	    healthview_load_vf(&c->s, h, c->conf.threshold, c->a.vf, v) == 0)
@@ -95,30 +54,30 @@ load_health(struct ctx *c, struct health *h, struct health_view *v)
 	return EX_UNAVAILABLE;
 }
 
-/* Locks and loads the health store (as load_health()); the lock stays
- * held on success. */
+/* Locks and loads the health store (as ctx_load_health()); the lock
+ * stays held on success. */
 int
-open_health(struct ctx *c, bool exclusive, struct health *h,
+ctx_open_health(struct ctx *c, bool exclusive, struct health *h,
     struct health_view *v)
 {
 	int rc;
 
 	memset(h, 0, sizeof(*h));
-	if ((rc = lock_store(c, exclusive)) != 0)
+	if ((rc = ctx_lock(c, exclusive)) != 0)
 		return rc;
-	if ((rc = load_health(c, h, v)) == 0)
+	if ((rc = ctx_load_health(c, h, v)) == 0)
 		return 0;
 	store_unlock(&c->s);
 	return rc;
 }
 
 int
-open_claims(struct ctx *c, bool exclusive, struct claims *cl)
+ctx_open_claims(struct ctx *c, bool exclusive, struct claims *cl)
 {
 	int rc;
 
 	memset(cl, 0, sizeof(*cl));
-	if ((rc = lock_store(c, exclusive)) != 0)
+	if ((rc = ctx_lock(c, exclusive)) != 0)
 		return rc;
 	if (claims_load(&c->s, cl) == 0)
 		return 0;
@@ -129,9 +88,9 @@ open_claims(struct ctx *c, bool exclusive, struct claims *cl)
 	return EX_UNAVAILABLE;
 }
 
-/* Saves h, loaded through v (or NULL, as open_health()). */
+/* Saves h, loaded through v (or NULL, as ctx_open_health()). */
 int
-save_health(struct ctx *c, const struct health *h,
+ctx_save_health(struct ctx *c, const struct health *h,
     const struct health_view *v)
 {
 	struct atomic_result res;
@@ -150,7 +109,7 @@ save_health(struct ctx *c, const struct health *h,
  * stands (SPEC.md 4.1).
  */
 void
-audited(struct ctx *c, int err, const char *key, const char *val)
+ctx_audited(struct ctx *c, int err, const char *key, const char *val)
 {
 	if (err == 0)
 		return;
