@@ -57,9 +57,6 @@ PENDING = {
     "src/vfstore/draincmd.c": [
         "cmd_drain", "cmd_undrain", "load_drains"
     ],
-    "src/vfstore/edit.c": [
-        "check_vf_present", "cmd_clear", "cmd_quarantine", "target_vfs"
-    ],
 }
 
 

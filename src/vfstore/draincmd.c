@@ -134,7 +134,7 @@ run_drain(struct ctx *c, bool drain)
 
 	if ((rc = target_vfs(c, &l)) != 0)
 		return rc;
-	if ((drain && (rc = check_vf_present(c, "")) != 0) ||
+	if ((drain && (rc = target_check_present(c, "")) != 0) ||
 	    (changed = calloc(l.n + 1, sizeof(*changed))) == NULL) {
 		free(l.v);
 		return rc != 0 ? rc : EX_OSERR;

@@ -1,9 +1,10 @@
 /*
- * quarantine.h - `vfstore quarantine` and `vfstore clear` (SPEC.md 4.2) over a
- * health state the caller has loaded under the store's exclusive lock:
- * the change to each VF, the save, and the audit line that keeps the
- * failures the records held (auditfields.h). Nothing here prints or
- * exits.
+ * quarantine.h - the engine of `vfstore quarantine` and `vfstore clear`
+ * (SPEC.md 4.2) over a health state the caller has loaded under the
+ * store's exclusive lock: the change to each VF, the save, and the audit
+ * line that keeps the failures the records held (auditfields.h). Nothing
+ * declared here prints or exits; the commands beside it in quarantine.c
+ * (cmd_quarantine, quarantine_vfs, quarantine_log) are vfstore.h's.
  */
 #ifndef VFS_QUARANTINE_H
 #define VFS_QUARANTINE_H

@@ -22,6 +22,7 @@
 #include "healthfile.h"
 #include "healthrules.h"
 #include "healthview.h"
+#include "log.h"
 #include "store.h"
 #include "sysfs.h"
 
@@ -80,6 +81,13 @@ int ctx_save_health(struct ctx *c, const struct health *h,
     const struct health_view *v);
 void ctx_audited(struct ctx *c, int err, const char *key, const char *val);
 
+/* target.c: target_vfs(), the VFs of --vf or --card (exactly one), or
+ * the exit code; target_check_present(), 0, or EX_DATAERR (logged, with
+ * hint after the address) when --vf names a VF sysfs does not show and
+ * --force was not given. */
+int target_vfs(struct ctx *c, struct vf_list *l);
+int target_check_present(struct ctx *c, const char *hint);
+
 /* report.c: the reports; a report's log line (apply too). */
 void report_log(const struct health_report *rep, bool failure,
     unsigned threshold, const char *nvrm);
@@ -100,14 +108,19 @@ int cmd_claims(struct ctx *c);
 int cmd_release(struct ctx *c);
 int cmd_deconfigure(struct ctx *c);
 
-/* edit.c; target_vfs(): the VFs of --vf or --card (exactly one), or the
- * exit code */
-int target_vfs(struct ctx *c, struct vf_list *l);
-/* 0, or EX_DATAERR (logged, with HINT after the address) when --vf names
- * a VF sysfs does not show and --force was not given. */
-int check_vf_present(struct ctx *c, const char *hint);
+/* quarantine.c, clear.c (the engine: quarantine.h). quarantine_vfs()
+ * quarantines (quarantine true) or clears the VFs of --vf or --card
+ * under the exclusive lock (a clear ends their suspicions too) and
+ * prints a line a VF: the exit code, *any when a VF changed.
+ * quarantine_log() logs msg at level with the VF or card and the
+ * reason. */
 int cmd_quarantine(struct ctx *c);
 int cmd_clear(struct ctx *c);
+int quarantine_vfs(struct ctx *c, bool quarantine, bool *any);
+void quarantine_log(const struct ctx *c, enum log_level level,
+    const char *msg);
+
+/* edit.c */
 int cmd_edit(struct ctx *c);
 
 /* draincmd.c: drain, undrain; load_drains() with the lock held */
