@@ -54,9 +54,6 @@ PENDING = {
     "src/vfstore/claims.c": [
         "cmd_deconfigure", "cmd_release"
     ],
-    "src/vfstore/draincmd.c": [
-        "cmd_drain", "cmd_undrain", "load_drains"
-    ],
 }
 
 

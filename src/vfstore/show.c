@@ -272,7 +272,7 @@ show_load(struct ctx *c, struct show *sh)
 
 	if ((rc = ctx_open_health(c, false, &sh->h, NULL)) != 0)
 		return rc;
-	if ((rc = load_drains(c, &sh->d)) == 0)
+	if ((rc = drain_load(c, &sh->d)) == 0)
 		rc = suspectcmd_load(c, &sh->sus);
 	store_unlock(&c->s);
 	if (rc != 0)

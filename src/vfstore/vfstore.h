@@ -123,9 +123,12 @@ void quarantine_log(const struct ctx *c, enum log_level level,
 /* edit.c */
 int cmd_edit(struct ctx *c);
 
-/* draincmd.c: drain, undrain; load_drains() with the lock held */
+/* drain.c, undrain.c: drain_load() with the lock held (69 when the file
+ * does not load); drain_run() drains (drain true) or undrains the VFs
+ * of --vf or --card: the exit code. */
 struct drains;
-int load_drains(struct ctx *c, struct drains *d);
+int drain_load(struct ctx *c, struct drains *d);
+int drain_run(struct ctx *c, bool drain);
 int cmd_drain(struct ctx *c);
 int cmd_undrain(struct ctx *c);
 

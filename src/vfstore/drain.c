@@ -1,8 +1,9 @@
 /*
- * draincmd.c - `vfstore drain` and `vfstore undrain` (SPEC.md 6.3): the
- * drain file (src/lib/drain.c) edited under the store's exclusive lock
- * and audited. The health records are never read for it nor touched, so
- * an undrain restores exactly the placement state before the drain.
+ * drain.c - `vfstore drain`, and the half of it that `vfstore undrain`
+ * (undrain.c) shares (SPEC.md 6.3): the drain file (src/lib/drain.c)
+ * edited under the store's exclusive lock and audited. The health
+ * records are never read for it nor touched, so an undrain restores
+ * exactly the placement state before the drain.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,7 +20,7 @@
 
 /* Loads the drain file (the lock held); 0, or the logged exit status. */
 int
-load_drains(struct ctx *c, struct drains *d)
+drain_load(struct ctx *c, struct drains *d)
 {
 	if (drains_load(&c->s, d) == 0)
 		return 0;
@@ -113,7 +114,7 @@ drain_locked(struct ctx *c, struct drains *d, const struct vf_list *l,
 
 	if ((rc = ctx_lock(c, true)) != 0)
 		return rc;
-	if ((rc = load_drains(c, d)) == 0 &&
+	if ((rc = drain_load(c, d)) == 0 &&
 	    (rc = edit_drains(c, d, l, drain, changed)) == 0) {
 		for (i = 0; i < l->n; i++)
 			*any |= changed[i];
@@ -123,8 +124,8 @@ drain_locked(struct ctx *c, struct drains *d, const struct vf_list *l,
 	return rc;
 }
 
-static int
-run_drain(struct ctx *c, bool drain)
+int
+drain_run(struct ctx *c, bool drain)
 {
 	struct drains d = { 0 };
 	struct vf_list l;
@@ -152,11 +153,5 @@ run_drain(struct ctx *c, bool drain)
 int
 cmd_drain(struct ctx *c)
 {
-	return run_drain(c, true);
-}
-
-int
-cmd_undrain(struct ctx *c)
-{
-	return run_drain(c, false);
+	return drain_run(c, true);
 }
