@@ -8,9 +8,9 @@
  * release, deconfigure, reconcile, check, init, config, edit, history.
  * Output: one compact JSON object per line on stdout; logs: JSON lines
  * on stderr. This file is the dispatch (the options, which command takes
- * which, main); the commands are the files of src/vfstore/, one idea a
- * file (vfstore.h is their header), with the output and store-access
- * helpers they share in src/vfstore/emit.c and ctx.c.
+ * which, main); the commands are the files of src/vfstore/, each in the
+ * file named after it (vfstore.h is their header), with the output and
+ * store-access helpers they share in src/vfstore/emit.c and ctx.c.
  *
  * Every mutation takes the exclusive lock, loads the files (strictly: a
  * broken file is never overwritten), changes them and saves them with

@@ -18,7 +18,7 @@ circle     two modules of src/lib call each other (by their symbols), or
 prefix     a global function does not carry its file's name (STYLE,
            "Naming"): in x.c it is x or x_..., with a '-' of the name
            as '_'; the exceptions are ALLOWED below, each with its
-           reason, and PENDING, the names still to be renamed
+           reason
 """
 import os
 import re
@@ -46,15 +46,6 @@ ALLOWED = [
     (r"src/sentinel-poll/logtail\.c", r"logtails_[a-z_]+",
      "logtail.c owns struct logtail and struct logtails, the set of them"),
 ]
-
-# Names still to be renamed (issue 29, item 4), file by file: each is
-# reported as a count; one that is gone must leave this list, and a new
-# one must not join it.
-PENDING = {
-    "src/vfstore/claims.c": [
-        "cmd_deconfigure", "cmd_release"
-    ],
-}
 
 
 def read_table(path):
@@ -193,23 +184,16 @@ def allowed(src, name):
 
 
 def check_prefixes(build, mods, progs):
-    bad, pending = [], 0
+    bad = []
     for obj, src in sources(build, mods, progs):
         stem = os.path.basename(src)[:-2].replace("-", "_")
-        left = set(PENDING.get(src, ()))
         for name in defined_functions(obj):
             if name == stem or name.startswith(stem + "_") or \
                     allowed(src, name):
                 continue
-            if name in left:
-                left.discard(name)
-                pending += 1
-                continue
             bad.append(f"{src}: prefix: {name} (a function of {src} "
                        f"starts with {stem}_)")
-        bad += [f"{src}: prefix: {name} is gone; drop it from PENDING"
-                for name in sorted(left)]
-    return bad, pending
+    return bad
 
 
 def main(argv):
@@ -223,13 +207,9 @@ def main(argv):
     bad += check_layers(table, mods)
     bad += check_links(build, table, mods, progs)
     bad += check_circles(build, mods, progs)
-    named, pending = check_prefixes(build, mods, progs)
-    bad += named
+    bad += check_prefixes(build, mods, progs)
     for line in bad:
         print(line)
-    if pending:
-        print(f"prefix: {pending} names still to rename (PENDING)",
-              file=sys.stderr)
     return 1 if bad else 0
 
 

@@ -7,7 +7,9 @@
  *
  * A command gets the context with the configuration loaded and the store
  * initialised (not locked); it returns its exit code, and a failed audit
- * write it noted with ctx_audited() makes a 0 into 74.
+ * write it noted with ctx_audited() makes a 0 into 74. A command lives in
+ * the file named after it (cmd_drain in drain.c); what two commands share
+ * is the global of one of their files, named after it (drain_run).
  */
 #ifndef VFSTORE_H
 #define VFSTORE_H
@@ -105,8 +107,17 @@ int cmd_config(struct ctx *c);
 
 /* claims.c */
 int cmd_claims(struct ctx *c);
+
+/* release.c, deconfigure.c; claimop.c: claimop_locked() runs release
+ * (release true) or deconfigure on the ledger under the exclusive lock,
+ * a refusal logged: the exit code, *r the result (v: the suspicion's
+ * verdict of a release, or NULL). */
+struct claimop;
+struct suspicion_verdict;
 int cmd_release(struct ctx *c);
 int cmd_deconfigure(struct ctx *c);
+int claimop_locked(struct ctx *c, bool release, struct claimop *r,
+    struct suspicion_verdict *v);
 
 /* quarantine.c, clear.c (the engine: quarantine.h). quarantine_vfs()
  * quarantines (quarantine true) or clears the VFs of --vf or --card
