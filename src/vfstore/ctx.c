@@ -48,10 +48,7 @@ ctx_load_health(struct ctx *c, struct health *h, struct health_view *v)
 		return 0;
 	if (v != NULL)
 		healthview_release(v);
-	cli_die_nomem(&c->s);
-	log_msg(LVL_ERROR, "VF health state unavailable", "{s:s}", "error",
-	    c->s.why);
-	return EX_UNAVAILABLE;
+	return ctx_unavailable(c, "VF health state unavailable");
 }
 
 /* Locks and loads the health store (as ctx_load_health()); the lock
@@ -81,10 +78,18 @@ ctx_open_claims(struct ctx *c, bool exclusive, struct claims *cl)
 		return rc;
 	if (claims_load(&c->s, cl) == 0)
 		return 0;
-	cli_die_nomem(&c->s);
-	log_msg(LVL_ERROR, "VF claims unavailable", "{s:s}", "error",
-	    c->s.why);
+	rc = ctx_unavailable(c, "VF claims unavailable");
 	store_unlock(&c->s);
+	return rc;
+}
+
+/* A store file did not load: out of memory exits 71 here (cli.h); else
+ * msg is logged with the reason, and the exit code is 69. */
+int
+ctx_unavailable(struct ctx *c, const char *msg)
+{
+	cli_die_nomem(&c->s);
+	log_msg(LVL_ERROR, msg, "{s:s}", "error", c->s.why);
 	return EX_UNAVAILABLE;
 }
 

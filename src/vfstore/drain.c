@@ -24,10 +24,7 @@ drain_load(struct ctx *c, struct drains *d)
 {
 	if (drains_load(&c->s, d) == 0)
 		return 0;
-	cli_die_nomem(&c->s);
-	log_msg(LVL_ERROR, "VF drains unavailable", "{s:s}", "error",
-	    c->s.why);
-	return EX_UNAVAILABLE;
+	return ctx_unavailable(c, "VF drains unavailable");
 }
 
 /* Drains (now, for --reason) or undrains each VF of l; changed[i]. */

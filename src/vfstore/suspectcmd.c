@@ -18,10 +18,7 @@ suspectcmd_load(struct ctx *c, struct suspects *d)
 {
 	if (suspects_load(&c->s, d) == 0)
 		return 0;
-	cli_die_nomem(&c->s);
-	log_msg(LVL_ERROR, "VF suspects unavailable", "{s:s}", "error",
-	    c->s.why);
-	return EX_UNAVAILABLE;
+	return ctx_unavailable(c, "VF suspects unavailable");
 }
 
 /* Audits each suspicion of gone ended for cause; one failure noted. */

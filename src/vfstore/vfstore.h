@@ -71,14 +71,16 @@ int emit_flush(void);
  * store, or through v (not NULL) what a report on --vf needs
  * (healthcache.h); ctx_open_health() and ctx_open_claims() lock, then
  * load (the lock stays held on success); ctx_save_health() saves h,
- * loaded through v or NULL. ctx_audited() notes a failed audit write
- * (err, its errno; 0 when written): logged, and a one-shot command
+ * loaded through v or NULL; ctx_unavailable() ends a load that failed
+ * (msg logged with the reason; 69). ctx_audited() notes a failed audit
+ * write (err, its errno; 0 when written): logged, and a one-shot command
  * exits 74 (SPEC.md 4.1). */
 int ctx_lock(struct ctx *c, bool exclusive);
 int ctx_load_health(struct ctx *c, struct health *h, struct health_view *v);
 int ctx_open_health(struct ctx *c, bool exclusive, struct health *h,
     struct health_view *v);
 int ctx_open_claims(struct ctx *c, bool exclusive, struct claims *cl);
+int ctx_unavailable(struct ctx *c, const char *msg);
 int ctx_save_health(struct ctx *c, const struct health *h,
     const struct health_view *v);
 void ctx_audited(struct ctx *c, int err, const char *key, const char *val);
