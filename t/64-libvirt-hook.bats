@@ -289,8 +289,13 @@ teardown() {
 	assert_equal "$(claim_field $UUID1 profile)" "$P12"
 	assert_equal "$(claim_field $UUID1 control_socket)" "$QEMU_DIR/domain-3-vm-a/monitor.sock"
 	assert_equal "$(claim_field $UUID1 app_log)" "$T/c.log"
-	# No process holds the (fake) VF's VFIO device: adopted with a warning.
+	# No process holds the (fake) VF's VFIO device: adopted with a warning
+	# that names the type it found (an empty type_id before: the line
+	# read claimlife_adopt's stack buffer after it returned).
 	assert_equal "$(jq -r .level <<<"${stderr_lines[0]}")" warn
+	assert_equal "$(jq -r .msg <<<"${stderr_lines[0]}")" \
+	    "adopted the running domain's VF"
+	assert_equal "$(jq -r .type_id <<<"${stderr_lines[0]}")" 1160
 	assert_equal "$(current $VF4)" 1160
 }
 

@@ -77,12 +77,20 @@ claimlife_adopt(struct claims *c, const struct placement_vf *v,
     struct claim *cl, char *now, size_t len)
 {
 	char type_id[16];
+	const struct claim *added;
 
 	(void)snprintf(type_id, sizeof(type_id), "%u", v->vi->current_type);
 	memcpy(cl->vf, v->vi->addr, sizeof(cl->vf));
 	cl->profile = (char *)adopt_profile(v, cl->profile);
 	cl->type_id = type_id;
-	return claimlife_new(c, cl, now, len);
+	if (claimlife_new(c, cl, now, len) == -1) {
+		cl->type_id = NULL;
+		return -1;
+	}
+	/* type_id is this function's: cl keeps the ledger's copy. */
+	added = claims_find_vf(c, cl->vf);
+	cl->type_id = added != NULL ? added->type_id : NULL;
+	return 0;
 }
 
 int

@@ -78,7 +78,8 @@ int claimlife_complete(struct claim *cl, const char *control_socket,
  * claimlife_new() of the claim of v, whose adoption adopt_check()
  * allowed: its type the one the VF holds, its profile cl->profile or
  * the name under which v offers that type (adopt_profile()). cl's
- * instance and endpoints are the caller's.
+ * instance and endpoints are the caller's; on return cl->type_id is the
+ * ledger's copy (valid while c holds the claim).
  */
 int claimlife_adopt(struct claims *c, const struct placement_vf *v,
     struct claim *cl, char *now, size_t len);
