@@ -196,7 +196,7 @@ lint-tests:
 check-asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan BIN=bin-asan SAN=1 \
 		JSON_FAST=0 CFLAGS="-O1 -g" test-aids
-	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86 \
+	@ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1:abort_on_error=0:exitcode=86 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86 \
 		VFS_SAN=1 sh tools/runtests.sh build-asan "$(CURDIR)/bin-asan" $(BATS)
 
