@@ -361,6 +361,18 @@ i-5 none'
 	    "$CLAIMS: validate VF claims claim 1: duplicate instance \"a\""
 }
 
+@test "check waits --lock-timeout for a held lock once, not twice (75)" {
+	hold_lock
+	SECONDS=0
+	run -75 --separate-stderr vs --lock-timeout 3 check
+	# One wait of 3 s; before, check waited 3 s, then took the lock
+	# again through ctx_lock for its message and waited 3 s more.
+	assert [ "$SECONDS" -le 5 ]
+	run -0 grep -c 'lock wait timed out' <<<"$stderr"
+	assert_output 1
+	release_lock
+}
+
 @test "a held lock makes mutators exit 75 after --lock-timeout" {
 	hold_lock
 	SECONDS=0

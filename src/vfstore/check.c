@@ -2,6 +2,8 @@
  * check.c - vfstore check: loads every file of the store under the shared
  * lock and says whether it is available, with its counts (SPEC.md 4.2).
  */
+#include <errno.h>
+
 #include "cli.h"
 #include "drain.h"
 #include "healthfile.h"
@@ -22,7 +24,7 @@ cmd_check(struct ctx *c)
 
 	if (store_lock(&c->s, false, c->cli.lock_timeout) < 0 &&
 	    !c->s.unavailable)
-		return ctx_lock(c, false);
+		return ctx_lock_failed(c, errno);
 	if (c->s.unavailable || health_load(&c->s, &h, c->conf.threshold) < 0
 	    || claims_load(&c->s, &cl) < 0 || drains_load(&c->s, &d) < 0) {
 		cli_die_nomem(&c->s);

@@ -19,11 +19,17 @@
 int
 ctx_lock(struct ctx *c, bool exclusive)
 {
-	enum store_lock_failure why;
-
 	if (store_lock(&c->s, exclusive, c->cli.lock_timeout) == 0)
 		return 0;
-	why = store_lock_failure(&c->s, errno);
+	return ctx_lock_failed(c, errno);
+}
+
+/* store_lock() failed with err: logged, and the exit code. */
+int
+ctx_lock_failed(struct ctx *c, int err)
+{
+	enum store_lock_failure why = store_lock_failure(&c->s, err);
+
 	if (why == STORE_LOCK_UNAVAILABLE) {
 		log_msg(LVL_ERROR, "VF health state unavailable", "{s:s}",
 		    "error", c->s.why);

@@ -67,7 +67,8 @@ int emit_line(json_t *obj, bool buffered);
 int emit_flush(void);
 
 /* ctx.c: store access, each returning 0 or the logged exit code.
- * ctx_lock() takes the store's lock; ctx_load_health() loads the health
+ * ctx_lock() takes the store's lock (ctx_lock_failed(): what a failed
+ * store_lock() logs and exits with); ctx_load_health() loads the health
  * store, or through v (not NULL) what a report on --vf needs
  * (healthcache.h); ctx_open_health() and ctx_open_claims() lock, then
  * load (the lock stays held on success); ctx_save_health() saves h,
@@ -76,6 +77,7 @@ int emit_flush(void);
  * write (err, its errno; 0 when written): logged, and a one-shot command
  * exits 74 (SPEC.md 4.1). */
 int ctx_lock(struct ctx *c, bool exclusive);
+int ctx_lock_failed(struct ctx *c, int err);
 int ctx_load_health(struct ctx *c, struct health *h, struct health_view *v);
 int ctx_open_health(struct ctx *c, bool exclusive, struct health *h,
     struct health_view *v);
