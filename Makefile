@@ -379,7 +379,7 @@ TORTURE_SECONDS ?= 60
 # and the runit service files are not here: their wall-clock bounds (a VM
 # up in 5 s, a service back in 2 s) do not hold at valgrind's speed.
 # Name files, not globs: lint-tests fails on a word that matches nothing.
-VALGRIND_BATS ?= t/60-sentinel-poll-pipeline.bats t/85-fuzz-regress.bats
+VALGRIND_BATS ?= t/41-sentinel-poll-pipeline.bats t/85-fuzz-regress.bats
 
 # fuzz-domain reads libvirt-hook's domain XML: that program's libxml2,
 # and its header (which includes src/common's cli.h).

@@ -89,3 +89,13 @@ flags_exactly() {
 	assert_line --regexp '^ok [0-9]+ the Prometheus output passes promtool.* # skip promtool missing'
 	assert_line --regexp "^ok [0-9]+ node_exporter's textfile collector .* # skip prometheus-node-exporter missing"
 }
+
+@test "no two bats files share a number, and t/durations names only files that exist" {
+	run -0 bash -c 'ls t/*.bats | sed -E "s|^t/([0-9]+)-.*|\1|" | sort | uniq -d'
+	assert_output ''
+	run -0 awk '!/^#/ { print $2 }' t/durations
+	local f
+	for f in "${lines[@]}"; do
+		[[ -f $f ]] || fail "t/durations names $f, which does not exist"
+	done
+}

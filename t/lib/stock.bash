@@ -1,5 +1,5 @@
 # stock.bash - a stock Debian libvirt host as the packages run it, for
-# t/69-libvirt-stock.bats and t/69-libvirt-suspect.bats (`load
+# t/94-libvirt-stock.bats and t/99-libvirt-suspect.bats (`load
 # lib/stock` after `load helpers`; it loads lib/realguest): one private
 # libvirtd with libvirt's defaults and virtlogd, the host package's side
 # laid out in a directory any user may enter, and the sentinel service's

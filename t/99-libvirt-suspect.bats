@@ -1,14 +1,14 @@
 #!/usr/bin/env bats
-# 69-libvirt-suspect.bats - how a real guest's VM ended decides a
+# 99-libvirt-suspect.bats - how a real guest's VM ended decides a
 # suspicion (SPEC.md 7.3), on the stock libvirt host of
-# t/69-libvirt-stock.bats (lib/stock.bash: libvirt's defaults, virtlogd,
+# t/94-libvirt-stock.bats (lib/stock.bash: libvirt's defaults, virtlogd,
 # the sentinel's own run script as vfsentinel): Debian's kernel on one
 # VF; a guest that powers itself off before its OK is no suspect
 # (reason=shutdown), a destroy before its OK is one (reason=destroyed),
 # a later guest's console OK, read by the sentinel, ends it, a destroy
 # after an OK is none, and a kill -9 of QEMU while it boots is one
 # (reason=crashed). Its own libvirtd, so it runs beside
-# t/69-libvirt-stock.bats.
+# t/94-libvirt-stock.bats.
 
 load helpers
 load lib/stock

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# 20-vfstore-persist.bats - fail-closed loading and self-heal, fault
+# 19-vfstore-persist.bats - fail-closed loading and self-heal, fault
 # injection at every persist step, parallel mutators and kill -9 storms
 # (SPEC.md 4.1; upstream 2.8, 2.9 and test list 3.C).
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# 28-nonregular.bats - a FIFO, a directory or another non-regular file
+# 12-nonregular.bats - a FIFO, a directory or another non-regular file
 # where a program reads a file (SPEC 6.3): every file is opened without
 # blocking and refused unless it is a regular file. A store fails closed
 # (69) naming the file and is never overwritten; the seal is ignored; the

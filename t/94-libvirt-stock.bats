@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# 69-libvirt-stock.bats - a stock Debian libvirt host as the packages run
+# 94-libvirt-stock.bats - a stock Debian libvirt host as the packages run
 # it (SPEC.md 7.1; facts in reference/real-vms.md, "A stock libvirt
 # host"). A real libvirtd with libvirt's default qemu.conf (QEMU as
 # libvirt-qemu, dynamic ownership, virtlogd writing every log root 0600)
@@ -20,7 +20,7 @@
 # virtio-serial channel and an unlogged console (the FAILED answer
 # reaches it through the channel). The two failures quarantine the VF;
 # the next start on it is refused with the hook's message. The setup is
-# t/lib/stock.bash's; t/69-libvirt-suspect.bats boots on the same kind of
+# t/lib/stock.bash's; t/99-libvirt-suspect.bats boots on the same kind of
 # host how a VM's end decides a suspicion (SPEC 7.3).
 
 load helpers

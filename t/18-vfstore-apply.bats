@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# 20-vfstore-apply.bats - `vfstore apply`: check lines in, one answer per
+# 18-vfstore-apply.bats - `vfstore apply`: check lines in, one answer per
 # line out, durable before acknowledged, never stopping on bad input,
 # failing closed and healing, metrics textfile, signals (SPEC.md 4.2).
 
