@@ -125,8 +125,9 @@ cli_finish(struct cli *cli, struct conf *conf)
 	int code = cliparse_conf(cli, conf);
 
 	if (code == EX_CONFIG)
-		die(EX_CONFIG, "cannot load configuration", "{s:s}", "error",
-		    cli->err);
+		die(EX_CONFIG, "cannot load configuration", "{s:s, s:s}",
+		    "error", cli->err, "stops",
+		    conf_key_stops(cli->load.bad_key));
 	if (code != 0)
 		die(code, "bad option", "{s:s}", "error", cli->err);
 }

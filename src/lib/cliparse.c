@@ -113,7 +113,7 @@ int
 cliparse_conf(struct cli *cli, struct conf *conf)
 {
 	conf_defaults(conf);
-	if (conf_load_default(conf, cli->config, cli->err,
+	if (conf_load_default_as(conf, cli->config, &cli->load, cli->err,
 	    sizeof(cli->err)) < 0)
 		return EX_CONFIG;
 	if (cli->data_dir != NULL &&

@@ -49,6 +49,8 @@ struct cli {
 	const char *log_level;		/* --log-level, or NULL */
 	unsigned lock_timeout;		/* --lock-timeout, default 10 */
 	char err[PATH_MAX + 256];	/* the last failure's message */
+	struct conf_load_opts load;	/* how the file is loaded; after a
+					 * failure, its key (SPEC 8.1) */
 };
 
 /* Sets the defaults; also turns getopt's own messages off (opterr = 0). */

@@ -37,67 +37,82 @@ struct key {
 	size_t offset;
 	unsigned min;
 	unsigned max;
+	unsigned readers;		/* CONF_READER_HOOK when libvirt-hook
+					 * reads it (SPEC 8.1); 0 otherwise */
 };
 
 static const struct key keys[] = {
-	{ "data_dir", KEY_PATH, offsetof(struct conf, data_dir), 0, 0 },
-	{ "sysfs_root", KEY_PATH, offsetof(struct conf, sysfs_root), 0, 0 },
+	{ "data_dir", KEY_PATH, offsetof(struct conf, data_dir), 0, 0,
+	    CONF_READER_HOOK },
+	{ "sysfs_root", KEY_PATH, offsetof(struct conf, sysfs_root), 0, 0,
+	    CONF_READER_HOOK },
 	{ "gpu.vf_quarantine_threshold", KEY_UINT,
-	    offsetof(struct conf, threshold), 1, 1000000 },
+	    offsetof(struct conf, threshold), 1, 1000000,
+	    CONF_READER_HOOK },
 	{ "sentinel.interval", KEY_UINT, offsetof(struct conf, interval),
-	    1, 86400 },
+	    1, 86400, 0 },
 	{ "sentinel.timeout", KEY_UINT, offsetof(struct conf, timeout),
-	    1, 3600 },
+	    1, 3600, 0 },
 	{ "sentinel.concurrency", KEY_UINT,
-	    offsetof(struct conf, concurrency), 1, 4096 },
+	    offsetof(struct conf, concurrency), 1, 4096, 0 },
 	{ "guest.vsock_port", KEY_UINT, offsetof(struct conf, vsock_port),
-	    1, 4294967294U },
+	    1, 4294967294U,
+	    CONF_READER_HOOK },
 	{ "metrics.textfile_dir", KEY_PATH,
-	    offsetof(struct conf, textfile_dir), 0, 0 },
+	    offsetof(struct conf, textfile_dir), 0, 0, 0 },
 	{ "sentinel.framework_recheck", KEY_UINT,
-	    offsetof(struct conf, framework_recheck), 1, 86400 },
+	    offsetof(struct conf, framework_recheck), 1, 86400, 0 },
 	{ "sentinel.console_kernel_lines", KEY_STRING,
 	    offsetof(struct conf, console_kernel_lines), 0,
-	    sizeof(((struct conf *)0)->console_kernel_lines) },
+	    sizeof(((struct conf *)0)->console_kernel_lines), 0 },
 	{ "sentinel.console_read_max", KEY_UINT,
-	    offsetof(struct conf, console_read_max), 65536, 1073741824 },
+	    offsetof(struct conf, console_read_max), 65536, 1073741824,
+	    CONF_READER_HOOK },
 	{ "reconcile.grace", KEY_UINT, offsetof(struct conf, reconcile_grace),
-	    0, 86400 },
+	    0, 86400, 0 },
 	{ "recovery.systemic_window", KEY_UINT,
-	    offsetof(struct conf, systemic_window), 1, 2592000 },
+	    offsetof(struct conf, systemic_window), 1, 2592000, 0 },
 	{ "recovery.systemic_fraction", KEY_FRACTION,
-	    offsetof(struct conf, systemic_fraction), 0, 0 },
+	    offsetof(struct conf, systemic_fraction), 0, 0, 0 },
 	/* Replaced by systemic_fraction (SPEC.md 6.5). */
-	{ "recovery.systemic_cards", KEY_REPLACED, 0, 1, 1000000 },
-	{ "recovery.systemic_vfs", KEY_REPLACED, 0, 1, 1000000 },
+	{ "recovery.systemic_cards", KEY_REPLACED, 0, 1, 1000000, 0 },
+	{ "recovery.systemic_vfs", KEY_REPLACED, 0, 1, 1000000, 0 },
 	{ "recovery.quiesce_command", KEY_STRING,
-	    offsetof(struct conf, quiesce_command), 0, CONF_COMMAND_MAX },
+	    offsetof(struct conf, quiesce_command), 0, CONF_COMMAND_MAX, 0 },
 	{ "recovery.restore_command", KEY_STRING,
-	    offsetof(struct conf, restore_command), 0, CONF_COMMAND_MAX },
+	    offsetof(struct conf, restore_command), 0, CONF_COMMAND_MAX, 0 },
 	{ "recovery.sriov_manage", KEY_PATH,
-	    offsetof(struct conf, sriov_manage), 0, 0 },
+	    offsetof(struct conf, sriov_manage), 0, 0, 0 },
 	{ "recovery.verify_command", KEY_STRING,
-	    offsetof(struct conf, verify_command), 0, CONF_COMMAND_MAX },
+	    offsetof(struct conf, verify_command), 0, CONF_COMMAND_MAX,
+	    CONF_READER_HOOK },
 	{ "recovery.step_timeout", KEY_UINT,
-	    offsetof(struct conf, step_timeout), 1, 86400 },
+	    offsetof(struct conf, step_timeout), 1, 86400, 0 },
 	{ "recovery.settle_timeout", KEY_UINT,
-	    offsetof(struct conf, settle_timeout), 1, 86400 },
+	    offsetof(struct conf, settle_timeout), 1, 86400, 0 },
 	{ "libvirt.qemu_state_dir", KEY_PATH,
-	    offsetof(struct conf, qemu_state_dir), 0, 0 },
+	    offsetof(struct conf, qemu_state_dir), 0, 0,
+	    CONF_READER_HOOK },
 	{ "libvirt.deconfigure", KEY_BOOL,
-	    offsetof(struct conf, libvirt_deconfigure), 0, 0 },
+	    offsetof(struct conf, libvirt_deconfigure), 0, 0,
+	    CONF_READER_HOOK },
 	{ "libvirt.lock_timeout", KEY_UINT,
-	    offsetof(struct conf, libvirt_lock_timeout), 0, 3600 },
+	    offsetof(struct conf, libvirt_lock_timeout), 0, 3600,
+	    CONF_READER_HOOK },
 	{ "libvirt.log_dir", KEY_PATH,
-	    offsetof(struct conf, libvirt_log_dir), 0, 0 },
+	    offsetof(struct conf, libvirt_log_dir), 0, 0,
+	    CONF_READER_HOOK },
 	{ "suspect.window", KEY_UINT, offsetof(struct conf, suspect_window),
-	    1, 2592000 },
+	    1, 2592000,
+	    CONF_READER_HOOK },
 	{ "suspect.verify_interval", KEY_UINT,
-	    offsetof(struct conf, suspect_verify_interval), 1, 86400 },
+	    offsetof(struct conf, suspect_verify_interval), 1, 86400, 0 },
 	{ "suspect.on_unknown", KEY_BOOL,
-	    offsetof(struct conf, suspect_on_unknown), 0, 0 },
+	    offsetof(struct conf, suspect_on_unknown), 0, 0,
+	    CONF_READER_HOOK },
 	{ "suspect.placement", KEY_PLACEMENT,
-	    offsetof(struct conf, suspect_placement), 0, 0 },
+	    offsetof(struct conf, suspect_placement), 0, 0,
+	    CONF_READER_HOOK },
 };
 
 void
@@ -307,15 +322,28 @@ parse_line(struct conf *c, char *line, char *why, size_t whylen,
 	return apply(c, key, value, why, whylen);
 }
 
-int
-conf_load(struct conf *c, const char *path, bool must_exist, char *err,
-    size_t errlen)
+/* True when an error in the key named name is skipped for o's reader:
+ * a key it does not read, unknown keys included (SPEC 8.1). */
+static bool
+skipped(const struct conf_load_opts *o, const char *name)
 {
-	char line[CONF_LINE_MAX], name[64], why[128];
+	const struct key *k = find_key(name);
+
+	return o != NULL && o->reader != 0 && name[0] != '\0' &&
+	    (k == NULL || (k->readers & o->reader) == 0);
+}
+
+int
+conf_load_as(struct conf *c, const char *path, bool must_exist,
+    struct conf_load_opts *o, char *err, size_t errlen)
+{
+	char line[CONF_LINE_MAX], name[64], why[128], msg[PATH_MAX + 256];
 	unsigned lineno = 0;
 	FILE *f;
 	int fd, rc = 0;
 
+	if (o != NULL)
+		o->bad_key[0] = '\0';
 	/* Never blocks, and only a regular file (SPEC 6.3): a FIFO in its
 	 * place would hang every program at start. A link is followed. */
 	f = NULL;
@@ -340,27 +368,64 @@ conf_load(struct conf *c, const char *path, bool must_exist, char *err,
 		} else
 			rc = parse_line(c, line, why, sizeof(why), name,
 			    sizeof(name));
+		if (rc < 0 && skipped(o, name)) {
+			snprintf(msg, sizeof(msg), "%s:%u: %s: %s", path,
+			    lineno, why, name);
+			if (o->warn != NULL)
+				o->warn(msg, o->arg);
+			rc = 0;
+		}
 	}
 	if (rc == 0 && ferror(f)) {
 		snprintf(err, errlen, "%s: read error", path);
 		rc = -1;
-	} else if (rc < 0)
+	} else if (rc < 0) {
 		snprintf(err, errlen, "%s:%u: %s%s%s", path, lineno, why,
 		    name[0] ? ": " : "", name);
+		if (o != NULL)
+			snprintf(o->bad_key, sizeof(o->bad_key), "%s", name);
+	}
 	fclose(f);
 	return rc;
 }
 
 int
-conf_load_default(struct conf *c, const char *arg, char *err, size_t errlen)
+conf_load(struct conf *c, const char *path, bool must_exist, char *err,
+    size_t errlen)
+{
+	return conf_load_as(c, path, must_exist, NULL, err, errlen);
+}
+
+int
+conf_load_default_as(struct conf *c, const char *arg,
+    struct conf_load_opts *o, char *err, size_t errlen)
 {
 	const char *env = getenv("VFSENTINEL_CONF");
 
 	if (arg != NULL)
-		return conf_load(c, arg, true, err, errlen);
+		return conf_load_as(c, arg, true, o, err, errlen);
 	if (env != NULL && *env != '\0')
-		return conf_load(c, env, true, err, errlen);
-	return conf_load(c, CONF_DEFAULT_PATH, false, err, errlen);
+		return conf_load_as(c, env, true, o, err, errlen);
+	return conf_load_as(c, CONF_DEFAULT_PATH, false, o, err, errlen);
+}
+
+int
+conf_load_default(struct conf *c, const char *arg, char *err, size_t errlen)
+{
+	return conf_load_default_as(c, arg, NULL, err, errlen);
+}
+
+const char *
+conf_key_stops(const char *key)
+{
+	const struct key *k = find_key(key);
+
+	/* No key (a line without "="), or one the hook reads. */
+	if (key[0] == '\0' || (k != NULL && (k->readers &
+	    CONF_READER_HOOK) != 0))
+		return CONF_HOST_PROGRAMS ", libvirt-hook (the start of "
+		    "domains with vGPU VFs)";
+	return CONF_HOST_PROGRAMS;
 }
 
 /* One key's value in c as JSON; NULL with errno. */

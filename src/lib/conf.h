@@ -65,6 +65,34 @@ void conf_defaults(struct conf *c);
 int conf_load(struct conf *c, const char *path, bool must_exist,
     char *err, size_t errlen);
 
+/* Who loads (SPEC 8.1): a reader skips, with a warning, an error in a
+ * key it does not read (an unknown key included). */
+#define CONF_READER_HOOK 1u		/* libvirt-hook */
+
+/* The host programs that refuse every error in the file. */
+#define CONF_HOST_PROGRAMS "sentinel-poll, vfstore, vfpick, " \
+	"resources-report, vfrecover"
+
+struct conf_load_opts {
+	unsigned reader;		/* 0: every error is one */
+	void (*warn)(const char *msg, void *arg);	/* a skipped error:
+					 * "FILE:LINE: REASON: KEY" */
+	void *arg;
+	char bad_key[64];		/* out: the failing key; "" none */
+};
+
+/* conf_load() as reader o->reader (o may be NULL: every error). */
+int conf_load_as(struct conf *c, const char *path, bool must_exist,
+    struct conf_load_opts *o, char *err, size_t errlen);
+
+/* conf_load_default() as conf_load_as(). */
+int conf_load_default_as(struct conf *c, const char *arg,
+    struct conf_load_opts *o, char *err, size_t errlen);
+
+/* The programs an error in key stops, as a comma-separated list; key
+ * "" is a line that names none. */
+const char *conf_key_stops(const char *key);
+
 /*
  * Chooses and loads the file: arg if not NULL, else $VFSENTINEL_CONF, else
  * CONF_DEFAULT_PATH (which may be missing). Same returns as conf_load.
