@@ -213,13 +213,14 @@ line_len(const char *p, const char *end)
 }
 
 /*
- * Finds the vendor and device names of vendor:device in libpci's own ID
- * database (the pci.ids file pacc->id_file_name names) and formats them
- * as pci_lookup_name() does, "VENDOR DEVICE". pci_lookup_name() first
- * parses all of the file's ~30,000 entries into a hash (about 7 ms, most
- * of a resources-report run); scanning the same file for the two lines
- * takes a fraction of that. 0, or -1 when the file cannot be read or
- * lacks the entry (the caller then asks libpci).
+ * Finds the device name of vendor:device in libpci's own ID database
+ * (the pci.ids file pacc->id_file_name names), the name lspci -mm prints
+ * in its fourth field. pci_lookup_name() first parses all of the file's
+ * ~30,000 entries into a hash (about 7 ms, most of a resources-report
+ * run); scanning the same file for the two lines takes a fraction of
+ * that. libpci answers from pci.ids before it asks the udev hwdb, so a
+ * name found here is libpci's too. 0, or -1 when the file cannot be read
+ * or lacks the entry (the caller then asks libpci, which asks the hwdb).
  */
 static int
 ids_scan(const char *file, unsigned vendor, unsigned device, char *buf,
@@ -259,13 +260,9 @@ ids_scan(const char *file, unsigned vendor, unsigned device, char *buf,
 		}
 		p += 1 + line_len(p + 1, end);
 	}
-	/* An unlisted device of a listed vendor reads as libpci has it. */
 	if (d != NULL)
-		rc = snprintf(buf, len, "%.*s %.*s", (int)vlen, v,
-		    (int)line_len(d, end), d) > 0 ? 0 : -1;
-	else
-		rc = snprintf(buf, len, "%.*s Device %04x", (int)vlen, v,
-		    device) > 0 ? 0 : -1;
+		rc = snprintf(buf, len, "%.*s", (int)line_len(d, end), d) > 0 ?
+		    0 : -1;
 out:
 	free(text);
 	return rc;
@@ -299,9 +296,10 @@ lookup_name(char *dir, const char *addr, char *buf, size_t len)
 		pci_cleanup(pacc);
 		return 0;
 	}
-	name = pci_lookup_name(pacc, buf, (int)len, PCI_LOOKUP_VENDOR |
-	    PCI_LOOKUP_DEVICE | PCI_LOOKUP_NO_HWDB, dev->vendor_id,
-	    dev->device_id);
+	/* As lspci -mm: pci.ids, then the udev hwdb where libudev finds
+	 * one (a newer list on every systemd host), else "Device 26b9". */
+	name = pci_lookup_name(pacc, buf, (int)len, PCI_LOOKUP_DEVICE,
+	    dev->vendor_id, dev->device_id);
 	pci_free_dev(dev);
 	pci_cleanup(pacc);
 	return name != NULL ? 0 : -1;

@@ -13,8 +13,9 @@
  * why (unreadable or malformed tree). */
 int pci_has_nvidia(const char *sysfs_root, char *why, size_t whylen);
 
-/* The device name of addr ("NVIDIA Corporation Device 2335" or the
- * pci.ids name) into buf. 0 or -1. */
+/* The device name of addr into buf, as the fourth field of lspci -mm on
+ * this host has it: pci.ids, then the udev hwdb ("AD102GL [L40S]"), else
+ * "Device 26b9". 0 or -1. */
 int pci_device_name(const char *sysfs_root, const char *addr, char *buf,
     size_t len);
 
