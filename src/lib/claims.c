@@ -16,7 +16,8 @@
 #define CLAIMS_NOUN "VF claims"
 
 static const char *const claim_opt_keys[] = {
-	"profile", "type_id", "vsock", "control_socket", "app_log", "ok_at"
+	"profile", "type_id", "vsock", "control_socket", "app_log", "ok_at",
+	"verify_token", "domain_uuid"
 };
 
 #define CLAIM_NOPT (sizeof(claim_opt_keys) / sizeof(claim_opt_keys[0]))
@@ -25,7 +26,8 @@ static char **
 claim_opt(struct claim *cl, size_t k)
 {
 	char **f[] = { &cl->profile, &cl->type_id, &cl->vsock,
-	    &cl->control_socket, &cl->app_log, &cl->ok_at };
+	    &cl->control_socket, &cl->app_log, &cl->ok_at,
+	    &cl->verify_token, &cl->domain_uuid };
 
 	return f[k];
 }
@@ -35,7 +37,8 @@ static const char *
 claim_opt_value(const struct claim *cl, size_t k)
 {
 	const char *const f[] = { cl->profile, cl->type_id, cl->vsock,
-	    cl->control_socket, cl->app_log, cl->ok_at };
+	    cl->control_socket, cl->app_log, cl->ok_at, cl->verify_token,
+	    cl->domain_uuid };
 
 	return f[k];
 }

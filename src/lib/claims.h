@@ -26,6 +26,12 @@ struct claim {
 	char *ok_at;			/* owned; the first OK of this
 					   assignment (SPEC.md 7.3), NULL
 					   until then */
+	char *verify_token;		/* owned; a verification claim's
+					   token (SPEC.md 8.2), NULL when
+					   absent */
+	char *domain_uuid;		/* owned; the verification domain
+					   that took the claim over, NULL
+					   until then */
 };
 
 struct claims {

@@ -113,6 +113,17 @@ static const struct key keys[] = {
 	{ "suspect.placement", KEY_PLACEMENT,
 	    offsetof(struct conf, suspect_placement), 0, 0,
 	    CONF_READER_HOOK },
+	{ "suspect.trust_ok", KEY_BOOL,
+	    offsetof(struct conf, suspect_trust_ok), 0, 0,
+	    CONF_READER_HOOK },
+	/* libvirt-verify's (SPEC 8.2): read by vfstore config for it. */
+	{ "recovery.verify_domain_xml", KEY_PATH,
+	    offsetof(struct conf, verify_domain_xml), 0, 0, 0 },
+	{ "recovery.verify_wait", KEY_UINT,
+	    offsetof(struct conf, verify_wait), 1, 86400, 0 },
+	{ "recovery.verify_libvirt_uri", KEY_STRING,
+	    offsetof(struct conf, verify_libvirt_uri), 0, CONF_COMMAND_MAX,
+	    0 },
 };
 
 void
@@ -143,6 +154,9 @@ conf_defaults(struct conf *c)
 	c->suspect_window = 600;
 	c->suspect_verify_interval = 30;
 	strcpy(c->suspect_placement, "auto");
+	c->suspect_trust_ok = true;
+	c->verify_wait = 90;
+	strcpy(c->verify_libvirt_uri, "qemu:///system");
 }
 
 bool
@@ -319,6 +333,9 @@ parse_line(struct conf *c, char *line, char *why, size_t whylen,
 	key = trim(line);
 	value = trim(eq + 1);
 	snprintf(name, namelen, "%s", key);
+	if (strcmp(key, "recovery.verify_wait") == 0 ||
+	    strcmp(key, "recovery.verify_domain_xml") == 0)
+		c->verify_set = true;
 	return apply(c, key, value, why, whylen);
 }
 
@@ -384,6 +401,18 @@ conf_load_as(struct conf *c, const char *path, bool must_exist,
 		    name[0] ? ": " : "", name);
 		if (o != NULL)
 			snprintf(o->bad_key, sizeof(o->bad_key), "%s", name);
+	} else if (c->verify_set && c->verify_wait >= c->step_timeout &&
+	    !skipped(o, "recovery.verify_wait")) {
+		/* SPEC 8.2: libvirt-verify must end before vfrecover's
+		 * step_timeout kills it. */
+		snprintf(err, errlen, "%s: invalid value (recovery.verify_wait "
+		    "%u must be less than recovery.step_timeout %u): "
+		    "recovery.verify_wait", path, c->verify_wait,
+		    c->step_timeout);
+		if (o != NULL)
+			snprintf(o->bad_key, sizeof(o->bad_key),
+			    "recovery.verify_wait");
+		rc = -1;
 	}
 	fclose(f);
 	return rc;

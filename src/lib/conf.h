@@ -47,6 +47,17 @@ struct conf {
 	bool suspect_on_unknown;	/* suspect.on_unknown */
 	char suspect_placement[8];	/* suspect.placement: auto, last
 					 * or exclude */
+	bool suspect_trust_ok;		/* suspect.trust_ok (SPEC 8.2) */
+	char verify_domain_xml[PATH_MAX];	/* recovery.verify_domain_xml:
+					 * libvirt-verify's template; "" */
+	unsigned verify_wait;		/* recovery.verify_wait, seconds,
+					 * < recovery.step_timeout */
+	char verify_libvirt_uri[CONF_COMMAND_MAX];	/* recovery.
+					 * verify_libvirt_uri */
+	bool verify_set;		/* the file sets recovery.verify_wait
+					 * or recovery.verify_domain_xml:
+					 * verify_wait < step_timeout is
+					 * checked */
 };
 
 /*

@@ -46,6 +46,7 @@ suspect_free(struct suspect *sp)
 
 	for (k = 0; k < SUSPECT_NKEYS; k++)
 		free(*suspect_field(sp, k));
+	free(sp->profile);
 	memset(sp, 0, sizeof(*sp));
 }
 
@@ -97,6 +98,10 @@ suspect_decode(const json_t *o, struct suspect *sp, const char **addr,
 		if ((*suspect_field(sp, k) = jsondoc_strdup(v)) == NULL)
 			return -1;
 	}
+	if (jsondoc_str(o, "profile", &v, SUSPECT_NOUN, why, whylen) < 0)
+		return -1;
+	if (v != NULL && (sp->profile = strdup(v)) == NULL)
+		return -1;
 	return 0;
 }
 
@@ -216,6 +221,10 @@ dump_suspect(struct obuf *b, const struct suspect *sp)
 		obuf_key(b, 3, suspect_keys[k], &first);
 		obuf_quote(b, suspect_value(sp, k));
 	}
+	if (sp->profile != NULL) {
+		obuf_key(b, 3, "profile", &first);
+		obuf_quote(b, sp->profile);
+	}
 	obuf_indent(b, 2);
 	obuf_put(b, "}", 1);
 }
@@ -290,6 +299,8 @@ suspects_add(struct suspects *d, const struct suspect *sp, bool *changed)
 	for (k = 0; k < SUSPECT_NKEYS; k++)
 		ok &= (*suspect_field(&cp, k) =
 		    jsondoc_strdup(suspect_value(sp, k))) != NULL;
+	if (sp->profile != NULL)
+		ok &= (cp.profile = strdup(sp->profile)) != NULL;
 	if (ok)
 		v = store_array_gap(d->v, d->n, &d->cap, 4, sizeof(*d->v), at);
 	if (v == NULL) {

@@ -37,6 +37,9 @@ struct suspect {
 	char *ended_at;			/* owned, RFC 3339: the release */
 	char *ended;			/* owned: clean, unclean, unknown */
 	char *source;			/* owned: "REPORTER: evidence" */
+	char *profile;			/* owned: the released claim's
+					 * profile (SPEC.md 8.2); NULL when
+					 * it had none */
 };
 
 struct suspects {

@@ -37,8 +37,10 @@ suspicion_case_init(struct suspicion_case *sc, const struct claim *cl)
 	sc->instance_id = strdup(cl->instance_id);
 	sc->claimed_at = strdup(cl->claimed_at);
 	sc->app_log = given(cl->app_log) ? strdup(cl->app_log) : NULL;
+	sc->profile = given(cl->profile) ? strdup(cl->profile) : NULL;
 	if (sc->instance_id != NULL && sc->claimed_at != NULL &&
-	    (sc->app_log != NULL || !given(cl->app_log)))
+	    (sc->app_log != NULL || !given(cl->app_log)) &&
+	    (sc->profile != NULL || !given(cl->profile)))
 		return 0;
 	suspicion_case_release(sc);
 	errno = ENOMEM;
@@ -51,6 +53,7 @@ suspicion_case_release(struct suspicion_case *sc)
 	free(sc->instance_id);
 	free(sc->claimed_at);
 	free(sc->app_log);
+	free(sc->profile);
 	memset(sc, 0, sizeof(*sc));
 }
 
@@ -104,13 +107,16 @@ may_suspect(const struct suspicion_case *sc, const struct suspicion_how *how,
 {
 	const char *ended = how->ended != NULL ? how->ended : "unknown";
 
-	if (sc->vf[0] == '\0' || sc->ok || !sc->provable)
+	/* suspect.trust_ok = false: an OK of the ended assignment does not
+	 * count (SPEC 8.2). */
+	if (sc->vf[0] == '\0' || (sc->ok && !how->ignore_ok) ||
+	    !sc->provable)
 		return false;
 	if (strcmp(ended, "unclean") != 0 &&
 	    !(strcmp(ended, "unknown") == 0 && how->on_unknown))
 		return false;
 	return within_window(sc->claimed_at, how->window, now) &&
-	    !console_says_ok(sc->app_log);
+	    (how->ignore_ok || !console_says_ok(sc->app_log));
 }
 
 /* True when h holds a failure of this very assignment, or the VF is
@@ -225,6 +231,7 @@ suspicion_decide(struct store *s, const struct suspicion_case *sc,
 		sp.ended = (char *)(how->ended != NULL ? how->ended :
 		    "unknown");
 		sp.source = (char *)(how->source != NULL ? how->source : "");
+		sp.profile = sc->profile;
 		record(s, &h, &d, &sp, v);
 	}
 	suspects_release(&d);

@@ -35,6 +35,9 @@ struct suspicion_how {
 	unsigned window;		/* suspect.window, seconds */
 	bool on_unknown;		/* suspect.on_unknown */
 	unsigned threshold;		/* gpu.vf_quarantine_threshold */
+	bool ignore_ok;			/* suspect.trust_ok = false (SPEC
+					 * 8.2): the assignment's ok_at and
+					 * console OK markers do not count */
 };
 
 /* What the decision did. */
@@ -53,6 +56,7 @@ struct suspicion_case {
 	char *instance_id;		/* owned */
 	char *claimed_at;		/* owned */
 	char *app_log;			/* owned; NULL when none */
+	char *profile;			/* owned; NULL when none */
 	bool ok;			/* ok_at was set */
 	bool provable;			/* an agent endpoint or console */
 };

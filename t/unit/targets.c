@@ -71,9 +71,9 @@ test_copies(void)
 {
 	struct claim cl[2] = {
 		{ "0000:e3:00.4", "i-1", "2026-08-20T15:00:00Z", NULL, NULL,
-		    "vsock:3:1", "/run/a.sock", NULL, NULL },
+		    "vsock:3:1", "/run/a.sock", NULL, NULL, NULL, NULL },
 		{ "0000:e3:00.5", "i-2", "2026-08-20T16:00:00Z", NULL, NULL,
-		    NULL, NULL, NULL, NULL }
+		    NULL, NULL, NULL, NULL, NULL, NULL }
 	};
 	struct claims c = { cl, 2, 2 };
 	struct targets ts = { 0 }, copy = { 0 };
