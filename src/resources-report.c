@@ -9,7 +9,8 @@
  * rewritten, so read without the lock). Output: one JSON line
  *	{"gpu":{"mode":"vgpu","total_slots":...,"cards":[...],
  *	"systemic_failure_suspected":false}}
- * ({} on a host without VFs), with --vfs one line per VF
+ * (counts 0 and lists empty on a host without VFs), with --vfs one
+ * line per VF
  *	{"vf_address":...,"card":...,
  *	 "state":"free|claimed|dirty|quarantined",...}
  * or the Prometheus text; on stdout, or with --output written atomically
@@ -354,8 +355,8 @@ report_json(struct run *r)
 	json_t *gpu, *cards;
 	size_t i;
 
-	if (r->view.inv.n == 0)
-		return json_object();
+	/* A host without VFs has the keys of one with VFs, counts 0 and
+	 * lists empty (SPEC 8.5): a consumer never meets a bare {}. */
 	gpu = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "mode", "vgpu",
 	    "total_slots", (json_int_t)r->view.inv.n, "used_slots",
 	    (json_int_t)r->view.pl.used, "allocatable_slots",

@@ -110,10 +110,15 @@ random_host() {
 	[ "$(jq 'has("placement_disabled_reason")' <<<"$(jq .gpu <<<"$output")")" = true ]
 }
 
-@test "a host without VFs reports {}" {
+@test "a host without VFs reports the keys a host with VFs has: counts 0, lists empty, never {}" {
+	upstream_host
+	run -0 --separate-stderr report
+	keys=$(jq -c '.gpu | keys_unsorted' <<<"$output")
+	rm -rf "$SYSFS/sys/bus/pci/devices"/*
 	mk_card "$SYSFS" $E3
 	run -0 --separate-stderr report
-	assert_output '{}'
+	[ "$(jq -c '.gpu | keys_unsorted' <<<"$output")" = "$keys" ]
+	assert_output '{"gpu":{"mode":"vgpu","total_slots":0,"used_slots":0,"allocatable_slots":0,"quarantined_slots":0,"drained_slots":0,"suspect_slots":0,"profiles":[],"cards":[],"systemic_failure_suspected":false}}'
 	run -0 --separate-stderr report --format prometheus
 	assert_line 'hypeman_resources_gpu_slots{kind="total"} 0'
 }
