@@ -23,8 +23,10 @@ DEB_PKGS="build-essential dpkg-dev debhelper dh-runit lintian fakeroot pkgconf"
 # debootstrap, systemd-container and zstd: t/deb/systemd.bats boots a
 # Debian system with systemd as PID 1 (systemd-nspawn) from a rootfs
 # cached in build-tools/ (t/deb/systemd-rootfs.sh). moreutils: sponge,
-# as node_exporter's collectors write their textfiles (t/deb).
-CHECK_DEB_PKGS="adduser debootstrap systemd-container zstd moreutils"
+# as node_exporter's collectors write their textfiles (t/deb). acl: the
+# host package depends on it (its postrm's setfacl), and t/deb reads
+# the ACLs it leaves.
+CHECK_DEB_PKGS="acl adduser debootstrap systemd-container zstd moreutils"
 case $mode in
 "") ;;
 deb) TEST_PKGS="$DEB_PKGS" ;;

@@ -47,6 +47,34 @@ teardown_file() {
 			true
 	fi
 	dpkg --purge vfsentinel vfsentinel-guest >/dev/null 2>&1 || true
+	rm -rf "$CHANNELS"/domain-999999-vfsentinel-test-*
+	if [ -s "$BATS_FILE_TMPDIR/channels-made" ]; then
+		rm -rf "$(cat "$BATS_FILE_TMPDIR/channels-made")"
+	fi
+}
+
+# libvirt's channel directory, where the hook gives the store's owner
+# each domain's org.vfsentinel.0 socket (libvirt.md).
+CHANNELS=/var/lib/libvirt/qemu/channel/target
+
+# channel_socket NAME USER...: a socket NAME under a test domain's
+# directory of $CHANNELS, mode 0775 as QEMU binds it, with an rw- ACL
+# entry for each USER; the test's domain directories (and whatever of
+# $CHANNELS did not exist) go in teardown_file.
+channel_socket() {
+	local d=$CHANNELS/domain-999999-vfsentinel-test-$1 top=$CHANNELS u
+	if [ ! -d "$CHANNELS" ]; then
+		while [ ! -d "${top%/*}" ]; do top=${top%/*}; done
+		echo "$top" >"$BATS_FILE_TMPDIR/channels-made"
+		mkdir -p "$CHANNELS"
+	fi
+	mkdir -p "$d"
+	python3 -c 'import socket, sys
+socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$d/org.vfsentinel.0"
+	chmod 0775 "$d/org.vfsentinel.0"
+	for u in "${@:2}"; do
+		setfacl -m "u:$u:rw" "$d/org.vfsentinel.0"
+	done
 }
 
 setup() {
@@ -517,4 +545,33 @@ textfiles() {
 	# The store and the user stay.
 	[ -d /var/lib/vfsentinel/gpu ]
 	run -0 getent passwd vfsentinel
+}
+
+@test "dpkg -r takes the hook's ACL entries off the domains' channel sockets, walking libvirt's directory" {
+	need_tool setfacl getfacl python3
+	debs
+	run -0 env DEBIAN_FRONTEND=noninteractive dpkg -i "${DEBS[@]}"
+	# The hook's entry alone; beside an operator's entry for another
+	# user; and a link to a socket elsewhere, which is never followed.
+	# No claim names them: the walk finds them, not the ledger.
+	channel_socket 1 vfsentinel
+	channel_socket 2 vfsentinel nobody
+	python3 -c 'import socket, sys
+socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$T/elsewhere"
+	setfacl -m u:vfsentinel:rw "$T/elsewhere"
+	mkdir "$CHANNELS/domain-999999-vfsentinel-test-3"
+	ln -s "$T/elsewhere" "$CHANNELS/domain-999999-vfsentinel-test-3/org.vfsentinel.0"
+	run -0 dpkg -r vfsentinel vfsentinel-guest
+	local d=$CHANNELS/domain-999999-vfsentinel-test
+	run -0 getfacl -c -n -P "$d-1/org.vfsentinel.0"
+	refute_line --regexp '^(user|group):[0-9]'
+	refute_line --regexp '^mask:'
+	run -0 getfacl -c -P "$d-2/org.vfsentinel.0"
+	refute_line 'user:vfsentinel:rw-'
+	assert_line 'user:nobody:rw-'
+	run -0 getfacl -c "$T/elsewhere"
+	assert_line 'user:vfsentinel:rw-'
+	# The user and the store stay (install.md, "Upgrade and removal").
+	run -0 getent passwd vfsentinel
+	[ -d /var/lib/vfsentinel/gpu ]
 }

@@ -10,7 +10,11 @@
 set -eu
 dir=${1:-build-tools}
 out=$dir/systemd-rootfs.tar.zst
-[ -s "$out" ] && exit 0
+pkgs=systemd,systemd-sysv,dbus,acl,adduser,jq,runit,libjansson4,libpci3
+pkgs=$pkgs,libxml2,procps,prometheus-node-exporter
+# A tarball built from another package list (an older one, before a new
+# dependency of the packages) is built again.
+[ -s "$out" ] && [ "$(cat "$out.pkgs" 2>/dev/null)" = "$pkgs" ] && exit 0
 if [ "$(id -u)" != 0 ] || ! command -v debootstrap >/dev/null; then
 	echo "systemd-rootfs: needs root and debootstrap (tools/deps.sh deb)" >&2
 	exit 1
@@ -22,8 +26,6 @@ mkdir -p "$dir"
 root=$(mktemp -d "$dir/rootfs.XXXXXX")
 chmod 0755 "$root"
 trap 'rm -rf "$root"' EXIT
-pkgs=systemd,systemd-sysv,dbus,adduser,jq,runit,libjansson4,libpci3,libxml2
-pkgs=$pkgs,procps,prometheus-node-exporter
 debootstrap --variant=minbase --include="$pkgs" bookworm "$root" \
     "$mirror" >"$root.log" 2>&1 || {
 	tail -20 "$root.log" >&2
@@ -40,4 +42,5 @@ rm -rf "$root"/usr/share/doc/* "$root"/usr/share/man/* \
 : >"$root/etc/machine-id"
 tar -C "$root" -cf - . | zstd -q -T0 -o "$out.tmp"
 mv "$out.tmp" "$out"
+echo "$pkgs" >"$out.pkgs"
 echo "systemd-rootfs: $out ($(du -h "$out" | cut -f1))"
