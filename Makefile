@@ -103,7 +103,16 @@ SHIMS := $(BUILD)/t/faultinj.so
 BENCH_SRCS := $(sort $(wildcard t/bench/*.c))
 BENCHES := $(BENCH_SRCS:t/bench/%.c=$(BUILD)/bench/%)
 
-all: $(PROGS)
+# placement-sync (SPEC 8.4) is Python: its --version says VERSION, else
+# src/lib/log.h's, as the C programs do.
+SCRIPTS := $(BIN)/placement-sync
+SCRIPT_VERSION = $(or $(VERSION),$(shell sed -n 's/^\#define VFS_VERSION "\(.*\)"/\1/p' src/lib/log.h))
+
+all: $(PROGS) $(SCRIPTS)
+
+$(BIN)/placement-sync: integrations/openstack/placement-sync src/lib/log.h
+	@mkdir -p $(@D)
+	sed 's/@VERSION@/$(SCRIPT_VERSION)/' $< >$@.tmp && chmod 755 $@.tmp && mv $@.tmp $@
 
 $(BUILD)/lib/%.o: src/lib/%.c
 	@mkdir -p $(@D)
@@ -170,7 +179,7 @@ $(BUILD)/bench/%: t/bench/%.c $(PARTS) $(LIB)
 	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
 		$(TEST_LIBS)
 
-test-aids: $(PROGS) $(UNITS) $(TESTAIDS) $(SHIMS) $(BENCHES)
+test-aids: $(PROGS) $(SCRIPTS) $(UNITS) $(TESTAIDS) $(SHIMS) $(BENCHES)
 
 deps:
 	@sh tools/deps.sh
@@ -244,7 +253,19 @@ lint-style:
 	if [ -n "$$bad" ]; then echo "$$bad"; exit 1; fi; \
 	echo "C files within 80 columns"
 
-lint: lint-shell lint-man lint-tests lint-layers lint-style
+# The Python files (placement-sync and the OpenStack tests' helpers):
+# compiled without writing, then pyflakes where it is installed.
+PYTHON_FILES = integrations/openstack/placement-sync $(wildcard t/lib/*.py t/nova/*.py)
+lint-python:
+	@for f in $(PYTHON_FILES); do \
+		/usr/bin/python3 -c 'import sys; compile(open(sys.argv[1]).read(), sys.argv[1], "exec")' "$$f" || exit 1; \
+	done
+	@if /usr/bin/python3 -m pyflakes --version >/dev/null 2>&1; then \
+		/usr/bin/python3 -m pyflakes $(PYTHON_FILES) || exit 1; \
+	else echo "lint-python: pyflakes missing, compiled only"; fi
+	@echo "python files clean"
+
+lint: lint-shell lint-man lint-tests lint-layers lint-style lint-python
 
 # The Debian packages (debian/), built from a copy of the tree into
 # build-deb/, then checked by lintian (tools/deb.sh).
@@ -279,7 +300,7 @@ install: all
 	$(INSTALL) -d $(DESTDIR)$(BINDIR_INST) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/vfsentinel \
 		$(DESTDIR)$(SVDIR_INST)
-	$(INSTALL) -m 755 $(PROGS) $(DESTDIR)$(BINDIR_INST)/
+	$(INSTALL) -m 755 $(PROGS) $(SCRIPTS) $(DESTDIR)$(BINDIR_INST)/
 	$(INSTALL) -m 644 share/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
 	$(INSTALL) -m 644 share/doc/* $(DESTDIR)$(DOCDIR)/
 	$(INSTALL) -m 644 -D -t $(DESTDIR)$(PREFIX)/share/vfsentinel/grafana/ integrations/grafana/*
@@ -289,6 +310,11 @@ install: all
 		$(INSTALL) -m 644 etc/vfsentinel.conf "$$conf.dist"; \
 		echo "install: kept $$conf; the shipped one is $$conf.dist"; \
 	else $(INSTALL) -m 644 etc/vfsentinel.conf "$$conf"; fi
+	@conf=$(DESTDIR)$(SYSCONFDIR)/vfsentinel/placement.conf; \
+	if [ -e "$$conf" ]; then \
+		$(INSTALL) -m 640 etc/placement.conf "$$conf.dist"; \
+		echo "install: kept $$conf; the shipped one is $$conf.dist"; \
+	else $(INSTALL) -m 640 etc/placement.conf "$$conf"; fi
 	@for s in sv/*; do \
 		d=$(DESTDIR)$(SVDIR_INST)/$${s#sv/}; \
 		mkdir -p "$$d/env"; \
@@ -304,7 +330,7 @@ install: all
 # Removes what install copied; keeps the configuration, the state
 # directory and the service user (as a package purge keeps the last two).
 uninstall:
-	cd $(DESTDIR)$(BINDIR_INST) && rm -f $(PROG_SRCS:src/%.c=%)
+	cd $(DESTDIR)$(BINDIR_INST) && rm -f $(PROG_SRCS:src/%.c=%) $(notdir $(SCRIPTS))
 	cd $(DESTDIR)$(MANDIR)/man1 && rm -f $(notdir $(wildcard share/man/man1/*.1))
 	rm -rf $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SVDIR_INST) $(DESTDIR)$(PREFIX)/share/vfsentinel/grafana
 	rm -f $(SYSTEMD_UNITS:%=$(DESTDIR)$(SYSTEMDUNITDIR)/%)

@@ -28,6 +28,10 @@ inst() {
 	[ -x "$D/usr/share/vfsentinel/sv/vfsentinel-answer/log/run" ]
 	# A staged install leaves the user and vfstore init to the target.
 	assert_output --partial "create the state directory as root"
+	# placement-sync's credentials: not for every user to read.
+	cmp "$VFS_ROOT/etc/placement.conf" "$D/etc/vfsentinel/placement.conf"
+	run -0 stat -c %a "$D/etc/vfsentinel/placement.conf"
+	assert_output 640
 	# The systemd units, in systemd's unit directory under PREFIX
 	# (/usr/local/lib/systemd/system is on systemd's search path too),
 	# as they are in the tree: nothing enabled or started.
@@ -67,7 +71,9 @@ inst() {
 	echo '[Unit]' >"$D/usr/lib/systemd/system/other.service"
 	run -0 inst uninstall
 	run -0 find "$D" -type f
-	assert_output "$D/etc/vfsentinel/vfsentinel.conf
+	run -0 sort <<<"$output"
+	assert_output "$D/etc/vfsentinel/placement.conf
+$D/etc/vfsentinel/vfsentinel.conf
 $D/usr/lib/systemd/system/other.service"
 	[ ! -e "$D/usr/share/vfsentinel" ]
 	[ ! -e "$D/usr/share/doc/vfsentinel" ]
