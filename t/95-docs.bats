@@ -231,3 +231,33 @@ man_text() {
 	esac
 	grep -q "Grafana $v or later" "$VFS_ROOT/share/doc/metrics.md"
 }
+
+@test "every link between the doc pages lands on an existing heading of the page it names" {
+	run -0 python3 "$VFS_ROOT/t/lib/doc-links.py" "$VFS_ROOT"
+	assert_output ''
+	# The checker finds each kind of broken reference.
+	mkdir -p "$T/r/share/doc"
+	cp "$VFS_ROOT"/share/doc/*.md "$VFS_ROOT/share/doc/alerts.yml" \
+	    "$T/r/share/doc/"
+	printf '%s\n' '# README' 'See [the seal](share/doc/store.md#the-sael),' \
+	    'and store.md, "The' 'sael".' >"$T/r/README"
+	sed -i 's|troubleshooting.md#rpc-errors|troubleshooting.md#rpc-error|' \
+	    "$T/r/share/doc/alerts.yml"
+	run -1 python3 "$VFS_ROOT/t/lib/doc-links.py" "$T/r"
+	assert_line 'README:2: share/doc/store.md#the-sael: no heading #the-sael in share/doc/store.md'
+	assert_line 'README:3: store.md, "The sael": no such heading'
+	assert_line --regexp '^share/doc/alerts.yml:[0-9]+: troubleshooting.md#rpc-error: no heading #rpc-error in share/doc/troubleshooting.md$'
+	[ "${#lines[@]}" -eq 3 ]
+}
+
+@test "every alert of alerts.yml is in metrics.md's table and in troubleshooting.md" {
+	local a n=0 doc=$VFS_ROOT/share/doc
+	for a in $(sed -n 's/^ *- alert: \([A-Za-z]*\)$/\1/p' "$doc/alerts.yml"); do
+		n=$((n + 1))
+		grep -q "^| \`$a\` |" "$doc/metrics.md" ||
+		    fail "$a is in no row of metrics.md's alert table"
+		grep -q "\`$a\`" "$doc/troubleshooting.md" ||
+		    fail "$a is not in troubleshooting.md"
+	done
+	[ "$n" -ge 17 ] || fail "found only $n alerts in alerts.yml"
+}
