@@ -261,3 +261,37 @@ man_text() {
 	done
 	[ "$n" -ge 17 ] || fail "found only $n alerts in alerts.yml"
 }
+
+@test "operations.md's exit codes include every code of the man pages' EXIT STATUS" {
+	local m c codes para
+	codes=$(for m in "$MAN"/*.1; do
+		awk '/^\.Sh EXIT STATUS/ { f = 1; next } /^\.Sh/ { f = 0 }
+		    f && /^\.It [0-9]+/ { print $2 }' "$m"
+	done | sort -un)
+	[ "$(wc -w <<<"$codes")" -ge 8 ] || fail "found only: $codes"
+	para=$(awk -v RS= '/Exit codes follow sysexits/' \
+	    "$VFS_ROOT/share/doc/operations.md" | tr '\n' ' ')
+	[ -n "$para" ] || fail "operations.md has no exit code list"
+	for c in $codes; do
+		[[ $para =~ [^0-9]$c\  ]] || fail "operations.md's exit codes lack $c"
+	done
+}
+
+@test "after a configuration change the docs restart every unit, and no unit is said to crash-loop" {
+	local f
+	for f in "$VFS_ROOT"/share/doc/*.md "$VFS_ROOT/README"; do
+		# One unit named where all read the file: the others keep
+		# the old configuration (or stay failed).
+		if grep -n 'systemctl restart vfsentinel-' "$f"; then
+			fail "${f##*/}: restarts some units; systemctl restart 'vfsentinel-*'"
+		fi
+	done
+	grep -q "systemctl restart 'vfsentinel-\*'" "$VFS_ROOT/share/doc/troubleshooting.md"
+	# A configuration error (78) leaves a unit failed and a runit
+	# service down (RestartPreventExitStatus=78, the run scripts' sv
+	# down): nothing restarts it every second.
+	run grep -n -i -e 'crash-loop' -e 'restarts them every second' \
+	    "$VFS_ROOT/share/doc/operations.md"
+	assert_output ''
+	grep -q 'RestartPreventExitStatus=78' "$VFS_ROOT/share/doc/operations.md"
+}
