@@ -136,16 +136,19 @@ VFs per card by state|A|h1:9100|14m|{card="0000:e3:00.0",instance="h1:9100",stat
 VFs per card by state|A|h1:9100|14m|{card="0000:e3:00.0",instance="h1:9100",state="dirty"} 0
 VFs per card by state|A|h1:9100|14m|{card="0000:e3:00.0",instance="h1:9100",state="quarantined"} 0
 VFs per card by state|A|h1:9100|14m|{card="0000:e3:00.0",instance="h1:9100",state="drained"} 0
+VFs per card by state|A|h1:9100|14m|{card="0000:e3:00.0",instance="h1:9100",state="suspect"} 0
 VFs per card by state|A|h1:9100|14m|{card="0000:44:00.0",instance="h1:9100",state="free"} 0
 VFs per card by state|A|h1:9100|14m|{card="0000:44:00.0",instance="h1:9100",state="claimed"} 1
 VFs per card by state|A|h1:9100|14m|{card="0000:44:00.0",instance="h1:9100",state="dirty"} 0
 VFs per card by state|A|h1:9100|14m|{card="0000:44:00.0",instance="h1:9100",state="quarantined"} 1
 VFs per card by state|A|h1:9100|14m|{card="0000:44:00.0",instance="h1:9100",state="drained"} 0
+VFs per card by state|A|h1:9100|14m|{card="0000:44:00.0",instance="h1:9100",state="suspect"} 0
 VFs per card by state|A|h2:9100|9m|{card="0000:40:00.0",instance="h2:9100",state="free"} 0
 VFs per card by state|A|h2:9100|9m|{card="0000:40:00.0",instance="h2:9100",state="claimed"} 1
 VFs per card by state|A|h2:9100|9m|{card="0000:40:00.0",instance="h2:9100",state="dirty"} 0
 VFs per card by state|A|h2:9100|9m|{card="0000:40:00.0",instance="h2:9100",state="quarantined"} 0
 VFs per card by state|A|h2:9100|9m|{card="0000:40:00.0",instance="h2:9100",state="drained"} 1
+VFs per card by state|A|h2:9100|9m|{card="0000:40:00.0",instance="h2:9100",state="suspect"} 0
 '
 
 # --- the fake fleet (setup_file) -------------------------------------------
@@ -469,6 +472,22 @@ true'
 	cat "$BATS_FILE_TMPDIR"/h[12]/snap/*/*.prom >"$T/all.prom"
 	for name in $(grep -oE '(hypeman|vfsentinel)_[a-z_]+' "$DASH" | sort -u); do
 		grep -q "^$name[{ ]" "$T/all.prom" || fail "no program writes $name"
+	done
+}
+
+@test "the state table shows every state resources-report writes per card" {
+	local written shown
+	written=$(cat "$BATS_FILE_TMPDIR"/h[12]/snap/*/vfsentinel-resources.prom |
+	    sed -n 's/^vfsentinel_card_vfs{.*state="\([a-z_]*\)".*/\1/p' | sort -u)
+	[ "$(wc -w <<<"$written")" -ge 6 ] || fail "states written: $written"
+	shown=$(jq -r '.panels[] | select(.title == "VFs per card by state") |
+	    .targets[].expr | capture("state=~\\\"(?<s>[a-z_|]+)\\\"").s' "$DASH" |
+	    tr '|' '\n' | sort -u)
+	assert_equal "$shown" "$written"
+	run -0 jq -r '.panels[] | select(.title == "VFs per card by state") |
+	    .description' "$DASH"
+	for s in $written; do
+		assert_output --partial "$s"
 	done
 }
 
