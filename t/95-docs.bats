@@ -295,3 +295,21 @@ man_text() {
 	assert_output ''
 	grep -q 'RestartPreventExitStatus=78' "$VFS_ROOT/share/doc/operations.md"
 }
+
+@test "the docs show the version debian/changelog builds, and never call it an older one" {
+	local v f
+	v=$(sed -n '1s/^vfsentinel (\([^)]*\)).*/\1/p' "$VFS_ROOT/debian/changelog")
+	[ -n "$v" ]
+	run -0 sed -n 's|.*apt install \./vfsentinel\(-guest\)\{0,1\}_\([^_]*\)_.*|\2|p' \
+	    "$VFS_ROOT/share/doc/install.md"
+	[ "${#lines[@]}" -ge 2 ]
+	for f in "${lines[@]}"; do
+		[ "$f" = "$v" ] || fail "install.md shows $f; debian/changelog builds $v"
+	done
+	# "Version V instead made ...", "V's layout": the packages built now
+	# are V, so an earlier layout is not named by it.
+	run grep -nE "(${v//./\\.}'s|[Vv]ersion ${v//./\\.}|${v//./\\.} (made|left|wrote|instead))" \
+	    "$VFS_ROOT"/share/doc/*.md "$VFS_ROOT/README" "$VFS_ROOT"/debian/*.post* \
+	    "$VFS_ROOT"/debian/*.pre* "$VFS_ROOT"/t/deb/*.bats
+	assert_output ''
+}

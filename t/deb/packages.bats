@@ -321,9 +321,9 @@ host_conf() {
 	refute_line --regexp '(^|: |[|])<?runit>?$'
 }
 
-@test "upgrade from 0.1.0's layout: its statoverride on node_exporter's directory goes, an operator's stays" {
+@test "upgrade from an earlier build's layout: its statoverride on node_exporter's directory goes, an operator's stays" {
 	local ne=/var/lib/prometheus/node-exporter other
-	# What 0.1.0's postinst left: node_exporter's directory writable by
+	# What an earlier build's postinst left: node_exporter's directory writable by
 	# the vfsentinel group.
 	mkdir -p "$ne"
 	dpkg-statoverride --list "$ne" >/dev/null &&
@@ -371,12 +371,12 @@ sponge_plant() {
 	echo 'apt_upgrades_pending 0' | sponge "$1/apt.prom"
 }
 
-@test "sponge into node_exporter's directory follows no link the vfsentinel user planted (0.1.0's layout did)" {
+@test "sponge into node_exporter's directory follows no link the vfsentinel user planted (an earlier build's layout did)" {
 	need_tool sponge
 	# A directory every user can reach (the test's own may not be).
 	W=$(mktemp -d /var/tmp/vfs-sponge.XXXXXX)
 	chmod 0755 "$W"
-	# 0.1.0's layout: root:vfsentinel 0775, no sticky bit.
+	# An earlier build's layout: root:vfsentinel 0775, no sticky bit.
 	mkdir -m 0775 "$W/old"
 	chgrp vfsentinel "$W/old"
 	sponge_plant "$W/old"
