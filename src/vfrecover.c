@@ -361,6 +361,20 @@ show_status(struct prog *p)
 	return 0;
 }
 
+/* --verify-suspects (SPEC.md 8.2). */
+static int
+verify_suspects(struct prog *p)
+{
+	const char *env = getenv("VFSENTINEL_CONF");
+	struct verifysuspects_conf vc = { .conf = &p->conf,
+	    .conf_path = p->cli.config != NULL ? p->cli.config :
+	    env != NULL && env[0] != '\0' ? env : CONF_DEFAULT_PATH,
+	    .proc_root = p->proc_root, .lock_timeout = p->cli.lock_timeout,
+	    .dry_run = p->dry_run, .emit = emit, .arg = p };
+
+	return verifysuspects_run(&vc);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -373,8 +387,7 @@ main(int argc, char **argv)
 	/* A stop finishes the step and restores (SPEC.md 4.6). */
 	cli_stop_signals(true);
 	if (p.verify_suspects)
-		code = verifysuspects_run(&p.conf, p.cli.lock_timeout, emit,
-		    &p);
+		code = verify_suspects(&p);
 	else
 		code = p.status ? show_status(&p) : recover(&p);
 	if (p.out_failed && (code == 0 || code == RECOVERRUN_NO))

@@ -54,9 +54,11 @@ Suspect VFs and verifications|A|.*|4m|{instance="h2:9100"} 0
 Suspect VFs and verifications|B|.*|4m|{instance="h1:9100",result="pass"} 0
 Suspect VFs and verifications|B|.*|4m|{instance="h1:9100",result="fail"} 0
 Suspect VFs and verifications|B|.*|4m|{instance="h1:9100",result="error"} 0
+Suspect VFs and verifications|B|.*|4m|{instance="h1:9100",result="interrupted"} 0
 Suspect VFs and verifications|B|.*|4m|{instance="h2:9100",result="pass"} 0
 Suspect VFs and verifications|B|.*|4m|{instance="h2:9100",result="fail"} 0
 Suspect VFs and verifications|B|.*|4m|{instance="h2:9100",result="error"} 0
+Suspect VFs and verifications|B|.*|4m|{instance="h2:9100",result="interrupted"} 0
 Last sentinel scan age|A|.*|14m|{instance="h1:9100"} 240
 Last sentinel scan age|A|.*|14m|{instance="h2:9100"} 840
 Health store and systemic failures|A|.*|9m|{instance="h1:9100"} 0

@@ -14,6 +14,7 @@
 
 #include "io.h"
 #include "runcmd.h"
+#include "sig.h"
 
 #define RUNCMD_MAX_ARGS 16
 
@@ -82,22 +83,98 @@ keep(struct runcmd_result *r, const char *buf, size_t n)
 	r->output[r->len] = '\0';
 }
 
-/* Reads the pipe until the command exits (or the deadline kills it). */
+/* SIGTERM to the process group pid leads, and to pid itself. */
 static void
-collect(pid_t pid, int fd, long long deadline, struct runcmd_result *r)
+term_group(pid_t pid)
+{
+	(void)kill(-pid, SIGTERM);
+	(void)kill(pid, SIGTERM);
+}
+
+/*
+ * True once pid has exited. A command that ended by itself (no SIGTERM
+ * sent: kill_at 0) with leftovers has its group killed before pid is
+ * reaped (a zombie leader keeps the group's id from reuse).
+ */
+static bool
+leader_exited(pid_t pid, const struct runcmd_opts *o, long long kill_at,
+    struct runcmd_result *r)
+{
+	siginfo_t si;
+
+	if (o->leftovers && kill_at == 0 && !r->timed_out &&
+	    !r->interrupted) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG |
+		    WNOWAIT) < 0 || si.si_pid != pid)
+			return false;
+		(void)kill(-pid, SIGKILL);
+	}
+	return waitpid(pid, &r->status, WNOHANG) == pid;
+}
+
+/*
+ * True when no process of the group pgid is left. Its members that were
+ * reparented to this process (a child subreaper) are reaped here.
+ */
+static bool
+group_gone(pid_t pgid)
+{
+	int st;
+
+	while (waitpid(-pgid, &st, WNOHANG) > 0)
+		;
+	return kill(-pgid, 0) < 0 && errno == ESRCH;
+}
+
+/* Ends the command as o says: at the timeout, or on a stop. */
+static void
+end_command(pid_t pid, const struct runcmd_opts *o, long long deadline,
+    long long *kill_at, struct runcmd_result *r)
+{
+	long long now = io_now_ms();
+	bool stop = o->stop && sig_stop != 0 && !r->interrupted &&
+	    !r->timed_out;
+
+	if ((!r->timed_out && !r->interrupted && now >= deadline) || stop) {
+		if (stop)
+			r->interrupted = true;
+		else
+			r->timed_out = true;
+		if (o->grace_s == 0) {
+			runcmd_kill_group(pid);
+			return;
+		}
+		term_group(pid);
+		*kill_at = now + (long long)o->grace_s * 1000;
+	}
+	if (*kill_at != 0 && now >= *kill_at) {
+		runcmd_kill_group(pid);
+		*kill_at = 0;
+	}
+}
+
+/*
+ * Reads the pipe until the command exits (or is ended). After a SIGTERM
+ * the whole group is waited for, until the SIGKILL: a shell's child may
+ * outlive it to clean up (its `sh -c` dies at once).
+ */
+static void
+collect(pid_t pid, int fd, long long deadline, const struct runcmd_opts *o,
+    struct runcmd_result *r)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	char buf[4096];
+	long long kill_at = 0, until;
 	ssize_t n;
-	bool open_pipe = true;
+	bool done = false, open_pipe = true;
 
 	for (;;) {
-		if (waitpid(pid, &r->status, WNOHANG) == pid)
+		if (!done)
+			done = leader_exited(pid, o, kill_at, r);
+		if (done && (kill_at == 0 || group_gone(pid)))
 			break;
-		if (!r->timed_out && io_now_ms() >= deadline) {
-			runcmd_kill_group(pid);
-			r->timed_out = true;
-		}
+		end_command(pid, o, deadline, &kill_at, r);
 		if (!open_pipe || poll(&pfd, 1, 50) <= 0) {
 			if (!open_pipe)
 				(void)poll(NULL, 0, 50);
@@ -109,6 +186,10 @@ collect(pid_t pid, int fd, long long deadline, struct runcmd_result *r)
 		else if (n == 0 || errno != EINTR)
 			open_pipe = false;
 	}
+	/* What was killed and reparented here is reaped (a second). */
+	for (until = io_now_ms() + 1000; o->leftovers && !group_gone(pid) &&
+	    io_now_ms() < until;)
+		(void)poll(NULL, 0, 10);
 	while (open_pipe && io_set_nonblock(fd, true) == 0 &&
 	    (n = read(fd, buf, sizeof(buf))) > 0)
 		keep(r, buf, (size_t)n);
@@ -118,6 +199,15 @@ int
 runcmd_run(const char *script, char *const args[], char *const env[],
     unsigned timeout_s, struct runcmd_result *r)
 {
+	return runcmd_run_opts(script, args, env, timeout_s, NULL, r);
+}
+
+int
+runcmd_run_opts(const char *script, char *const args[], char *const env[],
+    unsigned timeout_s, const struct runcmd_opts *o,
+    struct runcmd_result *r)
+{
+	static const struct runcmd_opts plain = { 0 };
 	int p[2];
 	pid_t pid;
 
@@ -139,7 +229,8 @@ runcmd_run(const char *script, char *const args[], char *const env[],
 		child(script, args, env, p[1]);
 	(void)setpgid(pid, pid);	/* either side may win the race */
 	close(p[1]);
-	collect(pid, p[0], io_now_ms() + (long long)timeout_s * 1000, r);
+	collect(pid, p[0], io_now_ms() + (long long)timeout_s * 1000,
+	    o != NULL ? o : &plain, r);
 	close(p[0]);
 	return 0;
 }
@@ -147,13 +238,15 @@ runcmd_run(const char *script, char *const args[], char *const env[],
 bool
 runcmd_ok(const struct runcmd_result *r)
 {
-	return !r->timed_out && WIFEXITED(r->status) &&
+	return !r->timed_out && !r->interrupted && WIFEXITED(r->status) &&
 	    WEXITSTATUS(r->status) == 0;
 }
 
 const char *
 runcmd_describe(const struct runcmd_result *r, char *buf, size_t len)
 {
+	if (r->interrupted)
+		return "interrupted";
 	if (r->timed_out)
 		return "timeout";
 	if (WIFEXITED(r->status))

@@ -24,6 +24,21 @@ struct runcmd_result {
 					   RUNCMD_KEEP bytes */
 	size_t len;
 	bool truncated;			/* more output was dropped */
+	bool interrupted;		/* a stop signal ended it (opts) */
+};
+
+/*
+ * How runcmd_run_opts() ends a command (SPEC.md 8.2, for verify
+ * commands): grace_s > 0 sends SIGTERM to the group at the timeout and
+ * SIGKILL grace_s later (0: SIGKILL at once); stop makes a stop signal
+ * (sig_stop) do the same at once (r->interrupted); leftovers kills the
+ * group with SIGKILL once the command has exited, before it is reaped,
+ * so that nothing it started outlives it.
+ */
+struct runcmd_opts {
+	unsigned grace_s;
+	bool stop;
+	bool leftovers;
 };
 
 /*
@@ -35,6 +50,11 @@ struct runcmd_result {
  */
 int runcmd_run(const char *script, char *const args[], char *const env[],
     unsigned timeout_s, struct runcmd_result *r);
+
+/* runcmd_run() ended as o says (NULL: as runcmd_run()). */
+int runcmd_run_opts(const char *script, char *const args[],
+    char *const env[], unsigned timeout_s, const struct runcmd_opts *o,
+    struct runcmd_result *r);
 
 /* True if r is an exit with status 0. */
 bool runcmd_ok(const struct runcmd_result *r);

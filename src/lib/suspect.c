@@ -377,6 +377,7 @@ count_line(const json_t *line, void *arg)
 		n->pass += strcmp(res, "pass") == 0;
 		n->fail += strcmp(res, "fail") == 0;
 		n->error += strcmp(res, "error") == 0;
+		n->interrupted += strcmp(res, "interrupted") == 0;
 	}
 	return 0;
 }

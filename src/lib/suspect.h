@@ -108,7 +108,7 @@ int suspect_audit_end(const char *gpu_dir, const struct suspect *sp,
  */
 struct suspect_counts {
 	unsigned long long suspects;
-	unsigned long long pass, fail, error;
+	unsigned long long pass, fail, error, interrupted;
 };
 int suspect_audit_counts(const char *gpu_dir, struct suspect_counts *n);
 

@@ -161,13 +161,16 @@ suspects_prom(const struct run *r, struct prom *p)
 	prom_sample(p, "vfsentinel_suspects_total", NULL,
 	    (double)n->suspects);
 	prom_family(p, v, "counter", "Verifications of suspect VFs by "
-	    "result: pass (cleared), fail (quarantined), error (not run).");
+	    "result: pass (cleared), fail (quarantined), error (not run), "
+	    "interrupted (stopped; the VF stays suspect).");
 	prom_sample(p, v, (const char *[]){ "result", "pass", NULL },
 	    (double)n->pass);
 	prom_sample(p, v, (const char *[]){ "result", "fail", NULL },
 	    (double)n->fail);
 	prom_sample(p, v, (const char *[]){ "result", "error", NULL },
 	    (double)n->error);
+	prom_sample(p, v, (const char *[]){ "result", "interrupted", NULL },
+	    (double)n->interrupted);
 }
 
 void

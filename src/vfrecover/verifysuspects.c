@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <sysexits.h>
 #include <unistd.h>
@@ -17,12 +19,48 @@
 #include "io.h"
 #include "log.h"
 #include "runcmd.h"
+#include "sig.h"
 #include "store.h"
 #include "suspect.h"
 #include "timefmt.h"
 #include "verifysuspects.h"
 
 #define VERIFY_PREFIX "verify-"
+#define TOKEN_BYTES 16			/* 32 hex characters */
+#define TOKEN_LEN (2 * TOKEN_BYTES)
+
+/* One verification: its VF, instance, token and profile. */
+struct verification {
+	const char *vf;
+	const char *profile;		/* the suspicion's; NULL */
+	char id[sizeof(VERIFY_PREFIX) + VF_ADDR_LEN];
+	char token[TOKEN_LEN + 1];
+};
+
+/* A fresh token from getrandom(2), lower-case hex. 0 or -1/errno. */
+static int
+new_token(char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char b[TOKEN_BYTES];
+	size_t got = 0, i;
+	ssize_t n;
+
+	while (got < sizeof(b)) {
+		n = getrandom(b + got, sizeof(b) - got, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		got += (size_t)n;
+	}
+	for (i = 0; i < sizeof(b); i++) {
+		out[2 * i] = hex[b[i] >> 4];
+		out[2 * i + 1] = hex[b[i] & 15];
+	}
+	out[TOKEN_LEN] = '\0';
+	return 0;
+}
 
 /* The suspect VFs' addresses, under the shared lock: 0, 69 or 75. */
 static int
@@ -43,10 +81,10 @@ suspect_list(struct store *s, unsigned timeout, struct suspects *d)
 	return 0;
 }
 
-/* Claims vf as instance id for the run; -1 when it cannot be. */
+/* Claims the VF as v->id for the run, with its token and profile; -1
+ * when it cannot be. */
 static int
-claim_for_run(struct store *s, unsigned timeout, const char *vf,
-    char *id)
+claim_for_run(struct store *s, unsigned timeout, struct verification *v)
 {
 	struct claim cl = { 0 };
 	struct atomic_result res;
@@ -54,12 +92,19 @@ claim_for_run(struct store *s, unsigned timeout, const char *vf,
 	char now[TIMEFMT_MAX];
 	int rc = -1;
 
+	if (new_token(v->token) < 0) {
+		log_msg(LVL_ERROR, "cannot draw a verification token", "{s:s}",
+		    "error", strerror(errno));
+		return -1;
+	}
 	if (store_lock(s, true, timeout) < 0)
 		return -1;
-	if (claims_load(s, &c) == 0 && claims_find_vf(&c, vf) == NULL &&
-	    claims_find_instance(&c, id) == NULL) {
-		memcpy(cl.vf, vf, sizeof(cl.vf));
-		cl.instance_id = id;
+	if (claims_load(s, &c) == 0 && claims_find_vf(&c, v->vf) == NULL &&
+	    claims_find_instance(&c, v->id) == NULL) {
+		memcpy(cl.vf, v->vf, sizeof(cl.vf));
+		cl.instance_id = v->id;
+		cl.verify_token = v->token;
+		cl.profile = (char *)v->profile;
 		if (claimlife_new(&c, &cl, now, sizeof(now)) == 0 &&
 		    claims_save(s, &c, &res) == 0)
 			rc = 0;
@@ -69,29 +114,62 @@ claim_for_run(struct store *s, unsigned timeout, const char *vf,
 	return rc;
 }
 
-/* The verify line's audit and, for a verdict, the store's change. */
-static int
-settle(struct store *s, const struct conf *conf, unsigned timeout,
+/*
+ * Ends the verification claim of id: the VF's type written back to 0
+ * when the verification domain configured it (libvirt.deconfigure),
+ * then the claim released and audited.
+ */
+static void
+end_claim(struct store *s, const struct verifysuspects_conf *vc,
     const char *vf, const char *id, const char *result)
 {
+	struct claimlife_end end = { .command = "release", .vf = vf,
+	    .instance_id = id, .reason = strcmp(result, "interrupted") == 0 ?
+	    "verification interrupted" : "verification done" };
+	const struct claim *cl;
+	struct atomic_result res;
+	struct claims c;
+	bool wrote = false;
+	long pid = 0;
+	int audit_err;
+
+	if (claims_load(s, &c) < 0)
+		return;
+	cl = claims_find_instance(&c, id);
+	if (cl != NULL && cl->type_id != NULL &&
+	    vc->conf->libvirt_deconfigure) {
+		if (claimlife_deconfigure_scan(vc->conf->sysfs_root,
+		    vc->proc_root, vf, &pid, &wrote) < 0)
+			log_msg(LVL_WARN, "cannot deconfigure the verified VF",
+			    "{s:s, s:I, s:s}", "vf", vf, "holder_pid",
+			    (json_int_t)pid, "error", strerror(errno));
+		end.deconfigured = wrote;
+	}
+	if (cl != NULL)
+		(void)claimlife_release(s, &c, &end, &res, &audit_err);
+	claims_release(&c);
+}
+
+/* The verify line's audit and, for a verdict, the store's change. */
+static int
+settle(struct store *s, const struct verifysuspects_conf *vc,
+    const char *vf, const char *id, const char *result)
+{
+	const struct conf *conf = vc->conf;
 	struct audit_event ev = { .command = "verify", .vf = vf };
 	const struct suspect *sp;
 	struct atomic_result res;
 	struct suspects d;
 	struct health h;
-	struct claims c;
-	struct claimlife_end end = { .command = "release", .vf = vf,
-	    .instance_id = id, .reason = "verification done" };
 	bool changed = false;
-	int audit_err, rc = -1;
+	bool verdict = strcmp(result, "pass") == 0 ||
+	    strcmp(result, "fail") == 0;
+	int rc = -1;
 	json_t *extra = json_pack("{s:s}", "result", result);
 
-	if (store_lock(s, true, timeout) < 0)
+	if (store_lock(s, true, vc->lock_timeout) < 0)
 		goto out;
-	if (claims_load(s, &c) == 0) {
-		(void)claimlife_release(s, &c, &end, &res, &audit_err);
-		claims_release(&c);
-	}
+	end_claim(s, vc, vf, id, result);
 	if (suspects_load(s, &d) < 0 ||
 	    health_load(s, &h, conf->threshold) < 0)
 		goto unlock;
@@ -99,7 +177,7 @@ settle(struct store *s, const struct conf *conf, unsigned timeout,
 	if (strcmp(result, "fail") == 0 && healthrules_quarantine(&h, vf,
 	    &changed) == 0 && changed && health_save(s, &h, &res) < 0)
 		goto release;
-	if (strcmp(result, "error") != 0 && sp != NULL) {
+	if (verdict && sp != NULL) {
 		(void)suspect_audit_end(s->dir, sp, "verify");
 		suspects_remove(&d, vf, &changed);
 		if (suspects_save(s, &d, &res) < 0)
@@ -137,26 +215,61 @@ vf_card(const char *sysfs_root, const char *vf, char *card, size_t len)
 		memcpy(card, base, strlen(base) + 1);
 }
 
-/* Runs the command for vf: "pass", "fail" or "error". */
+/*
+ * The verdict of the command's end (SPEC 8.2): exit 0 pass; 69 error
+ * (it could not run: the VF stays suspect); a stop interrupted; any
+ * other exit, a death by signal and the timeout fail.
+ */
 static const char *
-run_one(const struct conf *conf, const char *vf, int *status)
+verdict_of(const struct runcmd_result *res)
 {
+	if (res->interrupted)
+		return "interrupted";
+	if (runcmd_ok(res))
+		return "pass";
+	if (!res->timed_out && WIFEXITED(res->status) &&
+	    WEXITSTATUS(res->status) == EX_UNAVAILABLE)
+		return "error";
+	return "fail";
+}
+
+/* Runs the command for v: "pass", "fail", "error" or "interrupted". */
+static const char *
+run_one(const struct verifysuspects_conf *vc, const struct verification *v,
+    int *status)
+{
+	const struct conf *conf = vc->conf;
 	char env_vf[VF_ADDR_LEN + 32], env_card[VF_ADDR_LEN + 32];
+	char env_id[sizeof(v->id) + 32], env_token[TOKEN_LEN + 32];
+	char env_conf[PATH_MAX + 32];
 	char card[VF_ADDR_LEN + 1] = "";
-	char *env[3] = { env_vf, env_card, NULL };
+	char *env[] = { env_vf, env_card, env_id, env_token, env_conf, NULL };
+	const struct runcmd_opts opts = { .grace_s = VERIFY_GRACE_S,
+	    .stop = true, .leftovers = true };
 	struct runcmd_result res;
 	const char *result;
+	char buf[32];
 
-	vf_card(conf->sysfs_root, vf, card, sizeof(card));
-	(void)snprintf(env_vf, sizeof(env_vf), "VFSENTINEL_VF=%s", vf);
+	vf_card(conf->sysfs_root, v->vf, card, sizeof(card));
+	(void)snprintf(env_vf, sizeof(env_vf), "VFSENTINEL_VF=%s", v->vf);
 	(void)snprintf(env_card, sizeof(env_card), "VFSENTINEL_CARD=%s",
 	    card);
-	if (runcmd_run(conf->verify_command, NULL, env, conf->step_timeout,
-	    &res) < 0)
+	(void)snprintf(env_id, sizeof(env_id), "VFSENTINEL_INSTANCE=%s",
+	    v->id);
+	(void)snprintf(env_token, sizeof(env_token),
+	    "VFSENTINEL_VERIFY_TOKEN=%s", v->token);
+	(void)snprintf(env_conf, sizeof(env_conf), "VFSENTINEL_CONF=%s",
+	    vc->conf_path);
+	if (runcmd_run_opts(conf->verify_command, NULL, env,
+	    conf->step_timeout, &opts, &res) < 0)
 		return "error";
-	result = runcmd_ok(&res) ? "pass" : "fail";
-	*status = res.timed_out ? -1 : WIFEXITED(res.status) ?
-	    WEXITSTATUS(res.status) : -1;
+	result = verdict_of(&res);
+	*status = res.timed_out || res.interrupted ? -1 :
+	    WIFEXITED(res.status) ? WEXITSTATUS(res.status) : -1;
+	log_msg(strcmp(result, "pass") == 0 ? LVL_INFO : LVL_WARN,
+	    "the verify command ended", "{s:s, s:s, s:s, s:s%}", "vf", v->vf,
+	    "result", result, "status", runcmd_describe(&res, buf,
+	    sizeof(buf)), "output", res.output, res.len);
 	runcmd_release(&res);
 	return result;
 }
@@ -168,36 +281,63 @@ line_of(const char *vf, const char *result, int status)
 	    result, "exit", status);
 }
 
-int
-verifysuspects_run(const struct conf *conf, unsigned lock_timeout,
-    void (*emit)(void *arg, json_t *line), void *arg)
+/* --dry-run: the line of the verification it would run. */
+static json_t *
+would_line(const struct verifysuspects_conf *vc, const struct suspect *sp)
 {
 	char id[sizeof(VERIFY_PREFIX) + VF_ADDR_LEN];
+
+	(void)snprintf(id, sizeof(id), VERIFY_PREFIX "%s", sp->vf);
+	return json_pack("{s:s, s:s, s:s, s:s, s:s?}", "vf_address", sp->vf,
+	    "action", "would_verify", "instance_id", id, "command",
+	    vc->conf->verify_command, "profile", sp->profile);
+}
+
+int
+verifysuspects_run(const struct verifysuspects_conf *vc)
+{
+	struct verification v;
 	struct suspects d = { 0 };
 	const char *result;
 	struct store s;
 	size_t i;
 	int rc, status;
 
-	if (conf->verify_command[0] == '\0') {
+	if (vc->conf->verify_command[0] == '\0') {
 		log_msg(LVL_ERROR, "no recovery.verify_command to verify "
 		    "suspect VFs with", NULL);
 		return EX_CONFIG;
 	}
-	if (store_init(&s, conf->data_dir) < 0)
+	if (store_init(&s, vc->conf->data_dir) < 0)
 		return EX_USAGE;
-	if ((rc = suspect_list(&s, lock_timeout, &d)) != 0)
+	if ((rc = suspect_list(&s, vc->lock_timeout, &d)) != 0)
 		return rc;
-	for (i = 0; i < d.n; i++) {
+	/* A command's orphans come back here to be reaped, so that its
+	 * group is seen gone when it is (runcmd_run_opts()). */
+	if (!vc->dry_run)
+		(void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	for (i = 0; i < d.n && sig_stop == 0; i++) {
+		if (vc->dry_run) {
+			vc->emit(vc->arg, would_line(vc, &d.v[i]));
+			continue;
+		}
+		memset(&v, 0, sizeof(v));
+		v.vf = d.v[i].vf;
+		v.profile = d.v[i].profile;
 		status = -1;
-		(void)snprintf(id, sizeof(id), VERIFY_PREFIX "%s", d.v[i].vf);
-		result = claim_for_run(&s, lock_timeout, d.v[i].vf, id) < 0 ?
-		    "error" : run_one(conf, d.v[i].vf, &status);
-		if (settle(&s, conf, lock_timeout, d.v[i].vf, id, result) < 0)
+		(void)snprintf(v.id, sizeof(v.id), VERIFY_PREFIX "%s", v.vf);
+		result = claim_for_run(&s, vc->lock_timeout, &v) < 0 ?
+		    "error" : run_one(vc, &v, &status);
+		if (settle(&s, vc, v.vf, v.id, result) < 0)
 			result = "error";
-		rc |= strcmp(result, "error") == 0;
-		emit(arg, line_of(d.v[i].vf, result, status));
+		if (strcmp(result, "interrupted") == 0)
+			rc = EX_TEMPFAIL;
+		else if (rc == 0)
+			rc = strcmp(result, "error") == 0;
+		vc->emit(vc->arg, line_of(v.vf, result, status));
 	}
+	if (sig_stop != 0)
+		rc = EX_TEMPFAIL;
 	suspects_release(&d);
 	return rc;
 }
