@@ -249,6 +249,85 @@ deconfigure(struct hook *h, const char *vf)
 	return -1;
 }
 
+struct claim *
+claim_verification(const struct hook *h, const char *vf)
+{
+	struct claim *cl = claims_find_vf(&h->view.claims, vf);
+
+	return cl != NULL && cl->verify_token != NULL ? cl : NULL;
+}
+
+struct claim *
+claim_verifying(const struct hook *h)
+{
+	size_t i;
+
+	for (i = 0; h->dom.uuid[0] != '\0' && i < h->view.claims.n; i++)
+		if (h->view.claims.v[i].verify_token != NULL &&
+		    h->view.claims.v[i].domain_uuid != NULL &&
+		    strcmp(h->view.claims.v[i].domain_uuid, h->dom.uuid) == 0)
+			return &h->view.claims.v[i];
+	return NULL;
+}
+
+/* The profile's type written to the verified VF, the claim saved with
+ * it and the domain's UUID. 0, or a refusal. */
+static int
+verify_configure(struct hook *h, struct claim *cl,
+    const struct placement_vf *v)
+{
+	const char *profile = h->dom.profile[0] != '\0' ? h->dom.profile :
+	    cl->profile;
+	char type_id[16], msg[512];
+	unsigned id = profile != NULL ? placement_type_id(v->vi, profile) : 0;
+	bool already;
+
+	if (profile != NULL && id == 0) {
+		(void)snprintf(msg, sizeof(msg), "VF %s does not offer profile "
+		    "'%s'", cl->vf, profile);
+		return phases_refuse(msg);
+	}
+	(void)snprintf(type_id, sizeof(type_id), "%u", id);
+	free(cl->domain_uuid);
+	cl->domain_uuid = strdup(h->dom.uuid);
+	if (id != 0 && cl->type_id == NULL)
+		cl->type_id = strdup(type_id);
+	if (cl->domain_uuid == NULL || (id != 0 && cl->type_id == NULL))
+		return phases_refuse("out of memory");
+	if (claim_save(h, "cannot persist the verification's claim") == -1)
+		return phases_refuse("cannot persist the claim; see libvirt's "
+		    "log of this domain");
+	if (id == 0 || claimlife_configure(h->conf.sysfs_root, cl->vf, id,
+	    &already) == 0)
+		return 0;
+	(void)snprintf(msg, sizeof(msg), "cannot write vGPU type %u to VF "
+	    "%s: %s", id, cl->vf, strerror(errno));
+	return phases_refuse(msg);
+}
+
+int
+claim_verify(struct hook *h, struct claim *cl, const struct placement_vf *v)
+{
+	char msg[512];
+
+	if (h->dom.verify_token[0] == '\0' ||
+	    strcmp(h->dom.verify_token, cl->verify_token) != 0 ||
+	    (cl->domain_uuid != NULL &&
+	    strcmp(cl->domain_uuid, h->dom.uuid) != 0)) {
+		(void)snprintf(msg, sizeof(msg), "VF %s is being verified "
+		    "(instance %.200s); it cannot be placed until the "
+		    "verification ends", cl->vf, cl->instance_id);
+		return phases_refuse(msg);
+	}
+	if (verify_configure(h, cl, v) != 0)
+		return EXIT_NO;
+	log_msg(LVL_INFO, "the verification domain took over the claim",
+	    "{s:s, s:s, s:s, s:s, s:s?}", "vf", cl->vf, "instance_id",
+	    cl->instance_id, "domain", h->dom.name, "domain_uuid",
+	    h->dom.uuid, "profile", cl->profile);
+	return 0;
+}
+
 bool
 claim_is_domains(const struct hook *h, const struct claim *cl)
 {
@@ -294,6 +373,7 @@ end_claim(struct hook *h, const char *vf, bool deconf)
 	struct atomic_result res = { 0 };
 	int audit_err;
 
+	how.ignore_ok = !h->conf.suspect_trust_ok;	/* SPEC 8.2 */
 	/* How the domain ended: libvirt's log says it (SPEC.md 7.3). */
 	if (endlog_reason(h->conf.libvirt_log_dir, h->dom.name, word,
 	    sizeof(word)) == 0) {

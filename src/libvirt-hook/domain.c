@@ -193,7 +193,9 @@ parse_metadata(xmlNode *md, struct domain *d, char *why, size_t whylen)
 		    HOOK_XML_ELEMENT) != 0)
 			continue;
 		if (attr_copy(n, "profile", d->profile, sizeof(d->profile),
-		    why, whylen) == -1)
+		    why, whylen) == -1 || attr_copy(n, "verify-token",
+		    d->verify_token, sizeof(d->verify_token), why,
+		    whylen) == -1)
 			return -1;
 		vf[0] = '\0';
 		rc = attr_copy(n, "vf", vf, sizeof(vf), why, whylen);

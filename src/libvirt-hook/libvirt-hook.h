@@ -37,6 +37,8 @@ struct domain {
 	struct vf_list hostdevs;	/* every PCI <hostdev> source */
 	char meta_vf[VF_ADDR_LEN + 1];	/* the metadata's vf=; "" if none */
 	char profile[VGPU_NAME_MAX];	/* the metadata's profile=; "" */
+	char verify_token[64];		/* the metadata's verify-token=
+					   (SPEC 8.2); "" */
 	bool has_cid;
 	unsigned long cid;		/* <vsock><cid address='N'/> */
 	char channel[PATH_MAX];		/* org.vfsentinel.0 socket; "" */
@@ -107,5 +109,17 @@ bool claim_is_domains(const struct hook *h, const struct claim *cl);
 
 /* claim.c: the ledger saved; 0, or -1 with the reason logged. */
 int claim_save(struct hook *h, const char *what);
+
+/* claim.c, SPEC 8.2: the verification claim (one with a verify_token)
+ * of vf, or NULL; claim_verifying(): the one the domain took over (its
+ * domain_uuid the domain's UUID), or NULL. */
+struct claim *claim_verification(const struct hook *h, const char *vf);
+struct claim *claim_verifying(const struct hook *h);
+
+/* claim.c: prepare of a domain on a VF held by the verification claim
+ * cl: taken over (domain_uuid, the profile's type written) when the
+ * domain's verify-token is the claim's, else refused. 0, or 1. */
+int claim_verify(struct hook *h, struct claim *cl,
+    const struct placement_vf *v);
 
 #endif

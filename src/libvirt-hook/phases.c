@@ -233,6 +233,7 @@ prepare(struct hook *h)
 {
 	const struct placement_vf *v;
 	const struct claim *held;
+	struct claim *cl;
 	const char *vf = h->vfs.v[0];
 	char msg[1024];
 
@@ -264,6 +265,10 @@ prepare(struct hook *h)
 		    "sysfs", vf);
 		return phases_refuse(msg);
 	}
+	/* A VF being verified: its verification domain only (SPEC 8.2). */
+	if ((cl = claim_verification(h, vf)) != NULL && !v->quarantined &&
+	    !v->drained)
+		return claim_verify(h, cl, v);
 	if (prepare_refusal(h, v, msg, sizeof(msg)) != NULL)
 		return phases_refuse(msg);
 	if (v->suspect)
@@ -321,7 +326,10 @@ started(struct hook *h)
 	if (claims_load(&h->view.store, &h->view.claims) == -1)
 		return log_fail(0, "cannot complete the claim: VF claims "
 		    "unavailable", "{s:s}", "error", h->view.store.why);
-	if ((cl = claims_find_instance(&h->view.claims, h->dom.uuid)) == NULL) {
+	/* A verification domain completes the claim it took over. */
+	if ((cl = claims_find_instance(&h->view.claims, h->dom.uuid)) == NULL)
+		cl = claim_verifying(h);
+	if (cl == NULL) {
 		log_msg(LVL_WARN, "the domain holds no claim to complete",
 		    "{s:s, s:s, s:s}", "vf", h->vfs.v[0], "instance_id",
 		    h->dom.uuid, "domain", h->dom.name);
@@ -344,6 +352,7 @@ started(struct hook *h)
 static int
 release(struct hook *h)
 {
+	const struct claim *cl;
 	char msg[1024];
 
 	if (phases_lock(h, msg, sizeof(msg)) == -1)
@@ -353,6 +362,15 @@ release(struct hook *h)
 		return log_fail(0, "cannot release the claim: VF claims "
 		    "unavailable", "{s:s}", "error", h->view.store.why);
 	channel_access(h, false);
+	/* A verification's claim is vfrecover's to release, and its end
+	 * is not judged (SPEC 8.2). */
+	if (claims_find_instance(&h->view.claims, h->dom.uuid) == NULL &&
+	    (cl = claim_verifying(h)) != NULL) {
+		log_msg(LVL_INFO, "left the verification's claim to vfrecover",
+		    "{s:s, s:s, s:s}", "vf", cl->vf, "instance_id",
+		    cl->instance_id, "domain", h->dom.name);
+		return 0;
+	}
 	return claim_end(h);
 }
 

@@ -65,6 +65,7 @@ claimop_locked(struct ctx *c, bool release, struct claimop *r,
 	struct claims cl;
 	int rc;
 
+	how.ignore_ok = !c->conf.suspect_trust_ok;	/* SPEC 8.2 */
 	/* The reporter and its evidence (SPEC.md 7.3): the operator's
 	 * --reason, when given, is vfstore's evidence. */
 	snprintf(source, sizeof(source), "vfstore%s%.256s",
