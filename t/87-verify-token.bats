@@ -170,3 +170,32 @@ only() {
 	[ "$took" -le 14 ]
 	quarantined $VF4
 }
+
+@test "verify service: sv down mid-verification passes the TERM on; the verification ends interrupted, its claim released" {
+	load lib/runit
+	runit_setup
+	printf 'data_dir = %s\nsysfs_root = %s\n' "$DATA" "$SYSFS" >"$T/svc.conf"
+	runit_copy vfsentinel-verify
+	runit_env vfsentinel-verify VFSENTINEL_CONF "$T/svc.conf"
+	runit_test_path vfsentinel-verify
+	cat >"$T/v.sh" <<-EOF
+	#!/bin/sh
+	trap 'echo term >>"$T/got"; exit 3' TERM
+	echo \$\$ >"$T/pid"
+	while :; do sleep 0.1; done
+	EOF
+	chmod +x "$T/v.sh"
+	printf 'recovery.verify_command = %s\nrecovery.step_timeout = 60\n' \
+	    "$T/v.sh" >>"$T/svc.conf"
+	only $VF4
+	runit_start
+	wait_long test -s "$T/pid"
+	sv down "$RUNIT_SV/vfsentinel-verify"
+	wait_long grep -q term "$T/got"
+	wait_long grep -q '"command":"verify"' "$AUDIT"
+	run -0 jq -c 'select(.command == "verify") | [.vf, .result]' "$AUDIT"
+	assert_output "[\"$VF4\",\"interrupted\"]"
+	assert_equal "$(jq -c .claims "$CLAIMS")" '[]'
+	assert_equal "$(jq -c '[.suspects[].vf_address]' "$SUSPECT")" "[\"$VF4\"]"
+	runit_teardown
+}
