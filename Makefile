@@ -221,6 +221,7 @@ lint-man:
 
 # Every shell file: tools, services, test libraries, torture, bench, fuzz.
 SHELL_FILES = $(wildcard tools/*.sh sv/*/run sv/*/finish sv/*/log/run \
+	integrations/libvirt/libvirt-verify \
 	sv/*/control/* t/*.bash t/lib/*.bash t/lib/*.sh t/torture/*.sh \
 	t/torture/*.bash t/bench/*.sh t/bench/*.bash t/fuzz/run.sh \
 	debian/*.postinst debian/*.postrm debian/*.prerm t/deb/*.sh)
@@ -304,6 +305,7 @@ install: all
 	$(INSTALL) -m 644 share/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
 	$(INSTALL) -m 644 share/doc/* $(DESTDIR)$(DOCDIR)/
 	$(INSTALL) -m 644 -D -t $(DESTDIR)$(PREFIX)/share/vfsentinel/grafana/ integrations/grafana/*
+	$(INSTALL) -m 755 -D -t $(DESTDIR)$(PREFIX)/share/vfsentinel/verify/ integrations/libvirt/libvirt-verify
 	$(INSTALL) -m 644 -D -t $(DESTDIR)$(SYSTEMDUNITDIR)/ $(SYSTEMD_UNITS:%=integrations/systemd/%)
 	@conf=$(DESTDIR)$(SYSCONFDIR)/vfsentinel/vfsentinel.conf; \
 	if [ -e "$$conf" ]; then \
@@ -332,7 +334,8 @@ install: all
 uninstall:
 	cd $(DESTDIR)$(BINDIR_INST) && rm -f $(PROG_SRCS:src/%.c=%) $(notdir $(SCRIPTS))
 	cd $(DESTDIR)$(MANDIR)/man1 && rm -f $(notdir $(wildcard share/man/man1/*.1))
-	rm -rf $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SVDIR_INST) $(DESTDIR)$(PREFIX)/share/vfsentinel/grafana
+	rm -rf $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SVDIR_INST) $(DESTDIR)$(PREFIX)/share/vfsentinel/grafana \
+		$(DESTDIR)$(PREFIX)/share/vfsentinel/verify
 	rm -f $(SYSTEMD_UNITS:%=$(DESTDIR)$(SYSTEMDUNITDIR)/%)
 	-rmdir $(DESTDIR)$(PREFIX)/share/vfsentinel 2>/dev/null
 	@echo "uninstall: kept $(DESTDIR)$(SYSCONFDIR)/vfsentinel, the data" \

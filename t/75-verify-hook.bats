@@ -169,3 +169,126 @@ ended_after_ok() {
 	sed -i '/^recovery.verify_wait/d' "$VFSENTINEL_CONF"
 	run -0 --separate-stderr vfstore config
 }
+
+# fake_virsh: a virsh on PATH that records its calls in $T/virsh.log
+# and each created XML in $T/created.xml; create exits $VIRSH_RC (0),
+# printing $VIRSH_ERR.
+fake_virsh() {
+	mkdir -p "$T/fakebin"
+	cat >"$T/fakebin/virsh" <<-EOF
+	#!/bin/sh
+	echo "\$*" >>"$T/virsh.log"
+	for a; do f=\$a; done
+	case " \$* " in *" create "*) cp "\$f" "$T/created.xml"
+		[ -z "\${VIRSH_ERR:-}" ] || echo "\$VIRSH_ERR" >&2
+		exit "\${VIRSH_RC:-0}" ;;
+	esac
+	EOF
+	chmod +x "$T/fakebin/virsh"
+	PATH=$T/fakebin:$PATH
+}
+
+# template: a domain template with a name, a UUID, another namespace's
+# metadata, an old vfsentinel element and a PCI hostdev.
+template() {
+	cat >"$T/tmpl.xml" <<-'EOF'
+	<domain type='qemu'>
+	  <name>template</name>
+	  <uuid>00000000-0000-0000-0000-000000000000</uuid>
+	  <metadata>
+	    <nova:instance xmlns:nova="http://openstack.org/xmlns/libvirt/nova/1.1"/>
+	    <v:vgpu xmlns:v='https://vfsentinel.dev/xmlns/libvirt/1' vf='0000:99:00.1'/>
+	  </metadata>
+	  <memory unit='MiB'>256</memory>
+	  <devices>
+	    <hostdev mode='subsystem' type='pci' managed='no'>
+	      <source>
+	        <address domain='0x0000' bus='0x99' slot='0x00' function='0x1'/>
+	      </source>
+	      <address type='pci' domain='0x0000' bus='0x05' slot='0x00' function='0x0'/>
+	    </hostdev>
+	  </devices>
+	</domain>
+	EOF
+	cat >>"$VFSENTINEL_CONF" <<-EOF
+	recovery.verify_domain_xml = $T/tmpl.xml
+	recovery.verify_wait = 3
+	recovery.verify_libvirt_uri = test:///x
+	EOF
+}
+
+LV_VERIFY=$VFS_ROOT/integrations/libvirt/libvirt-verify
+
+@test "libvirt-verify: the template's name, UUID, metadata and hostdev set; a pass, a fail, a timeout, each destroying the domain" {
+	need_tool xmllint
+	fake_virsh
+	template
+	echo "recovery.verify_command = $LV_VERIFY" >>"$VFSENTINEL_CONF"
+	# Pass: the suspicion ends while it waits.
+	(sleep 1; vfstore clear --vf $VF4 >/dev/null 2>&1) &
+	run -0 --separate-stderr vfrecover --verify-suspects
+	assert_equal "$(jq -c '[.result, .exit]' <<<"$output")" '["pass",0]'
+	run -0 xmllint --xpath 'string(/domain/name)' "$T/created.xml"
+	assert_output vfsentinel-verify-0000-e3-00-4
+	run -0 xmllint --xpath 'string(/domain/uuid)' "$T/created.xml"
+	[[ $output =~ ^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$ ]]
+	[ "$output" != 00000000-0000-0000-0000-000000000000 ]
+	run -0 xmllint --xpath "count(//*[local-name()='vgpu'])" "$T/created.xml"
+	assert_output 1
+	run -0 xmllint --xpath "string(//*[local-name()='vgpu']/@vf)" "$T/created.xml"
+	assert_output $VF4
+	run -0 xmllint --xpath "string(//*[local-name()='vgpu']/@profile)" "$T/created.xml"
+	assert_output "$P12"
+	run -0 xmllint --xpath "string(//*[local-name()='vgpu']/@verify-token)" "$T/created.xml"
+	[[ $output =~ ^[0-9a-f]{32}$ ]]
+	run -0 xmllint --xpath "count(//*[local-name()='instance'])" "$T/created.xml"
+	assert_output 1
+	run -0 xmllint --xpath "concat(//hostdev/source/address/@bus, ' ', //hostdev/source/address/@slot, ' ', //hostdev/source/address/@function, ' ', //hostdev/address/@bus)" "$T/created.xml"
+	assert_output '0xe3 0x00 0x4 0x05'
+	run -0 grep -c ' destroy vfsentinel-verify-0000-e3-00-4$' "$T/virsh.log"
+	assert_output 1
+	grep -q '^-q -c test:///x create ' "$T/virsh.log"
+	# Fail: the VF is quarantined while it waits.
+	printf '{"version":1,"suspects":[{"vf_address":"%s","instance_id":"old2","assigned_at":"2026-12-07T10:00:00Z","ended_at":"2026-12-07T10:00:09Z","ended":"unclean","source":"x"}]}' \
+		$VF4 >"$SUSPECT"
+	(sleep 1; vfstore quarantine --vf $VF4 >/dev/null 2>&1) &
+	run -0 --separate-stderr vfrecover --verify-suspects
+	assert_equal "$(jq -c '[.result, .exit]' <<<"$output")" '["fail",1]'
+	vfstore clear --vf $VF4 >/dev/null 2>&1
+	# Timeout: neither within recovery.verify_wait (3 s): 75, a fail.
+	printf '{"version":1,"suspects":[{"vf_address":"%s","instance_id":"old3","assigned_at":"2026-12-07T10:00:00Z","ended_at":"2026-12-07T10:00:09Z","ended":"unclean","source":"x"}]}' \
+		$VF4 >"$SUSPECT"
+	run -0 --separate-stderr vfrecover --verify-suspects
+	assert_equal "$(jq -c '[.result, .exit]' <<<"$output")" '["fail",75]'
+	run -0 grep -c ' destroy vfsentinel-verify-0000-e3-00-4$' "$T/virsh.log"
+	assert_output 3
+	assert_equal "$(jq -c .claims "$CLAIMS")" '[]'
+}
+
+@test "libvirt-verify: 69 without a template or when virsh create fails for another reason; SIGTERM destroys and exits 75" {
+	fake_virsh
+	echo "recovery.verify_command = $LV_VERIFY" >>"$VFSENTINEL_CONF"
+	run -1 --separate-stderr vfrecover --verify-suspects
+	assert_equal "$(jq -c '[.result, .exit]' <<<"$output")" '["error",69]'
+	[[ $stderr == *"no recovery.verify_domain_xml"* ]]
+	template
+	VIRSH_RC=1 VIRSH_ERR="error: failed to connect to the hypervisor" \
+		run -1 --separate-stderr vfrecover --verify-suspects
+	assert_equal "$(jq -c '[.result, .exit]' <<<"$output")" '["error",69]'
+	assert_equal "$(jq -r '.suspects[0].vf_address' "$SUSPECT")" $VF4
+	# Stopped while it waits.
+	sed -i 's/^recovery.verify_wait = 3$/recovery.verify_wait = 15/' "$VFSENTINEL_CONF"
+	vfrecover --verify-suspects >"$T/out" 2>"$T/err" &
+	bg=$!
+	wait_for test -s "$T/created.xml"
+	sleep 0.5
+	kill -TERM $bg
+	rc=0
+	wait $bg || rc=$?
+	assert_equal "$rc" 75
+	assert_equal "$(jq -c '[.result]' "$T/out")" '["interrupted"]'
+	# Destroyed after the refused create (in case) and after the stop.
+	run -0 grep -c ' destroy vfsentinel-verify-0000-e3-00-4$' "$T/virsh.log"
+	assert_output 2
+	assert_equal "$(jq -r '.suspects[0].vf_address' "$SUSPECT")" $VF4
+}

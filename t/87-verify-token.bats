@@ -72,7 +72,9 @@ only() {
 @test "verify: --dry-run prints would_verify per suspect and runs, claims and changes nothing" {
 	verify "touch $T/ran"
 	for f in "$SUSPECT" "$CLAIMS" "$DATA/gpu/vf-health.json" "$AUDIT"; do
-		[ -e "$f" ] && cp "$f" "$T/$(basename "$f").before"
+		if [ -e "$f" ]; then
+			cp "$f" "$T/$(basename "$f").before"
+		fi
 	done
 	run -0 --separate-stderr vr --verify-suspects --dry-run
 	run -0 jq -c '[.vf_address, .action, .instance_id]' <<<"$output"

@@ -15,7 +15,7 @@ set -eu
 
 mode=${1:-}
 BUILD_PKGS="gcc make pkg-config libjansson-dev libpci-dev libxml2-dev"
-TEST_PKGS="jq bats bats-support bats-assert bats-file socat runit mandoc strace pciutils procps psmisc python3 python3-prometheus-client clang libclang-rt-14-dev valgrind util-linux e2fsprogs qemu-system-x86 busybox-static shellcheck groff-base libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients python3-placement python3-keystoneauth1 python3-oslo.config python3-pyflakes"
+TEST_PKGS="jq bats bats-support bats-assert bats-file socat runit mandoc strace pciutils procps psmisc python3 python3-prometheus-client clang libclang-rt-14-dev valgrind util-linux e2fsprogs qemu-system-x86 busybox-static shellcheck groff-base libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients python3-placement python3-keystoneauth1 python3-oslo.config python3-pyflakes libxml2-utils"
 
 # What dpkg-buildpackage and lintian need (debian/control's
 # Build-Depends among them).
