@@ -54,6 +54,7 @@
 #include "io.h"
 #include "jsonl.h"
 #include "log.h"
+#include "sentinel-poll/opener.h"
 #include "sentinel-poll/poller.h"
 #include "sig.h"
 
@@ -120,6 +121,8 @@ struct sentinel {
 	struct conf conf;
 	struct poller_conf pc;		/* 0 in a number: not given */
 	sigset_t run_mask;		/* the mask with TERM/INT deliverable */
+	struct opener_dirs dirs;	/* sentinel.privileged_dirs */
+	struct openreq opener;
 };
 
 /* --- logs and output ---------------------------------------------------- */
@@ -449,6 +452,37 @@ setup(struct sentinel *s)
 	return 0;
 }
 
+/*
+ * The privilege split (SPEC 8.3): the opener is forked with this
+ * process's CAP_DAC_READ_SEARCH, and this process, which parses what
+ * tenants write, keeps no capability. With --targets there is no ledger
+ * to check a path against, and no opener. Fatal (78, 71) when the
+ * directories are not a list of absolute paths, or the capabilities
+ * cannot be dropped.
+ */
+static void
+split(struct sentinel *s)
+{
+	const struct conf *c = &s->conf;
+	char deflt[3 * PATH_MAX + 32];
+	const char *list = c->privileged_dirs;
+
+	if (list[0] == '\0') {
+		(void)snprintf(deflt, sizeof(deflt), "%s,%s,/run/libvirt/qemu",
+		    c->libvirt_log_dir, c->qemu_state_dir);
+		list = deflt;
+	}
+	if (opener_dirs_parse(list, &s->dirs) == -1)
+		die(errno == EINVAL ? EX_CONFIG : EX_OSERR,
+		    "invalid sentinel.privileged_dirs: not a list of absolute "
+		    "paths", "{s:s}", "value", list);
+	if (openreq_start(&s->opener, s->pc.source.path == NULL ?
+	    c->data_dir : NULL, &s->dirs) == -1)
+		die(EX_OSERR, "cannot drop the capabilities", "{s:s}",
+		    "error", strerror(errno));
+	s->pc.opener = &s->opener;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -463,6 +497,7 @@ main(int argc, char **argv)
 	if (setup(&s) == -1)
 		die(EX_OSERR, "cannot block the stop signals", "{s:s}",
 		    "error", strerror(errno));
+	split(&s);
 	if ((p = poller_new(&s.pc)) == NULL)
 		die(EX_OSERR, "out of memory", NULL);
 	log_msg(LVL_INFO, "vGPU sentinel started", "{s:i, s:i, s:i}",
@@ -470,6 +505,8 @@ main(int argc, char **argv)
 	    "concurrency", (int)s.pc.concurrency);
 	rc = poller_run(p);
 	poller_free(p);
+	openreq_stop(&s.opener);
+	opener_dirs_release(&s.dirs);
 	if (rc == EX_OSERR)
 		log_msg(LVL_ERROR, "out of memory", NULL);
 	if (rc == EX_OK)

@@ -8,7 +8,7 @@ load helpers
 KEYS='data_dir sysfs_root gpu.vf_quarantine_threshold sentinel.interval
 sentinel.timeout sentinel.concurrency guest.vsock_port metrics.textfile_dir
 sentinel.framework_recheck sentinel.console_kernel_lines
-sentinel.console_read_max reconcile.grace
+sentinel.console_read_max sentinel.privileged_dirs reconcile.grace
 recovery.systemic_window
 recovery.systemic_fraction recovery.quiesce_command
 recovery.restore_command recovery.sriov_manage recovery.verify_command
@@ -27,7 +27,7 @@ setup() {
 	run -0 --separate-stderr vfstore config
 	assert_equal "${#lines[@]}" 1
 	assert_equal "$stderr" ""
-	assert_output '{"data_dir":"/var/lib/vfsentinel","sysfs_root":"/","gpu.vf_quarantine_threshold":2,"sentinel.interval":5,"sentinel.timeout":5,"sentinel.concurrency":64,"guest.vsock_port":2222,"metrics.textfile_dir":"/var/lib/vfsentinel/metrics","sentinel.framework_recheck":60,"sentinel.console_kernel_lines":"auto","sentinel.console_read_max":4194304,"reconcile.grace":120,"recovery.systemic_window":3600,"recovery.systemic_fraction":0.5,"recovery.quiesce_command":"","recovery.restore_command":"","recovery.sriov_manage":"/usr/lib/nvidia/sriov-manage","recovery.verify_command":"","recovery.step_timeout":120,"recovery.settle_timeout":60,"libvirt.qemu_state_dir":"/var/lib/libvirt/qemu","libvirt.deconfigure":true,"libvirt.lock_timeout":10,"libvirt.log_dir":"/var/log/libvirt/qemu","suspect.window":600,"suspect.verify_interval":30,"suspect.on_unknown":false,"suspect.placement":"auto","suspect.trust_ok":true,"recovery.verify_domain_xml":"","recovery.verify_wait":90,"recovery.verify_libvirt_uri":"qemu:///system"}'
+	assert_output '{"data_dir":"/var/lib/vfsentinel","sysfs_root":"/","gpu.vf_quarantine_threshold":2,"sentinel.interval":5,"sentinel.timeout":5,"sentinel.concurrency":64,"guest.vsock_port":2222,"metrics.textfile_dir":"/var/lib/vfsentinel/metrics","sentinel.framework_recheck":60,"sentinel.console_kernel_lines":"auto","sentinel.console_read_max":4194304,"sentinel.privileged_dirs":"","reconcile.grace":120,"recovery.systemic_window":3600,"recovery.systemic_fraction":0.5,"recovery.quiesce_command":"","recovery.restore_command":"","recovery.sriov_manage":"/usr/lib/nvidia/sriov-manage","recovery.verify_command":"","recovery.step_timeout":120,"recovery.settle_timeout":60,"libvirt.qemu_state_dir":"/var/lib/libvirt/qemu","libvirt.deconfigure":true,"libvirt.lock_timeout":10,"libvirt.log_dir":"/var/log/libvirt/qemu","suspect.window":600,"suspect.verify_interval":30,"suspect.on_unknown":false,"suspect.placement":"auto","suspect.trust_ok":true,"recovery.verify_domain_xml":"","recovery.verify_wait":90,"recovery.verify_libvirt_uri":"qemu:///system"}'
 	run -0 jq -r 'keys_unsorted | join(" ")' <<<"$output"
 	assert_equal "$output" "$(echo $KEYS)"
 }
@@ -67,7 +67,7 @@ setup() {
 	suspect.placement = exclude
 	EOF
 	run -0 vfstore -c "$T/new.conf" config
-	assert_output '{"data_dir":"/srv/vfs","sysfs_root":"/tmp/fake","gpu.vf_quarantine_threshold":3,"sentinel.interval":7,"sentinel.timeout":9,"sentinel.concurrency":11,"guest.vsock_port":4000,"metrics.textfile_dir":"/srv/prom","sentinel.framework_recheck":13,"sentinel.console_kernel_lines":"auto","sentinel.console_read_max":65536,"reconcile.grace":0,"recovery.systemic_window":60,"recovery.systemic_fraction":0.25,"recovery.quiesce_command":"sv stop dcgm","recovery.restore_command":"","recovery.sriov_manage":"/opt/sriov-manage","recovery.verify_command":"/opt/verify \"a b\"","recovery.step_timeout":30,"recovery.settle_timeout":5,"libvirt.qemu_state_dir":"/srv/libvirt","libvirt.deconfigure":false,"libvirt.lock_timeout":3,"libvirt.log_dir":"/srv/qemu-logs","suspect.window":60,"suspect.verify_interval":7,"suspect.on_unknown":true,"suspect.placement":"exclude","suspect.trust_ok":true,"recovery.verify_domain_xml":"","recovery.verify_wait":90,"recovery.verify_libvirt_uri":"qemu:///system"}'
+	assert_output '{"data_dir":"/srv/vfs","sysfs_root":"/tmp/fake","gpu.vf_quarantine_threshold":3,"sentinel.interval":7,"sentinel.timeout":9,"sentinel.concurrency":11,"guest.vsock_port":4000,"metrics.textfile_dir":"/srv/prom","sentinel.framework_recheck":13,"sentinel.console_kernel_lines":"auto","sentinel.console_read_max":65536,"sentinel.privileged_dirs":"","reconcile.grace":0,"recovery.systemic_window":60,"recovery.systemic_fraction":0.25,"recovery.quiesce_command":"sv stop dcgm","recovery.restore_command":"","recovery.sriov_manage":"/opt/sriov-manage","recovery.verify_command":"/opt/verify \"a b\"","recovery.step_timeout":30,"recovery.settle_timeout":5,"libvirt.qemu_state_dir":"/srv/libvirt","libvirt.deconfigure":false,"libvirt.lock_timeout":3,"libvirt.log_dir":"/srv/qemu-logs","suspect.window":60,"suspect.verify_interval":7,"suspect.on_unknown":true,"suspect.placement":"exclude","suspect.trust_ok":true,"recovery.verify_domain_xml":"","recovery.verify_wait":90,"recovery.verify_libvirt_uri":"qemu:///system"}'
 	run -0 vfstore -c "$T/new.conf" --data-dir "$T/other" config
 	run -0 jq -r '.data_dir, ."sentinel.interval"' <<<"$output"
 	assert_equal "${lines[0]}" "$T/other"

@@ -195,8 +195,16 @@ out_has() {
 }
 
 # as_sentinel CMD...: CMD as the packaged sentinel runs: not root (nobody
-# here), holding only CAP_DAC_READ_SEARCH.
+# here), holding only CAP_DAC_READ_SEARCH, which only its opener process
+# keeps (SPEC 8.3): the poller itself reads its targets and writes its
+# metrics as the plain user, so the test's directories (bats makes them
+# 0700) are opened to it.
 as_sentinel() {
+	local d=$T
+	while [ "$d" != / ] && [ "$d" != /tmp ]; do
+		chmod o+x "$d"
+		d=$(dirname "$d")
+	done
 	setpriv --reuid=nobody --regid=nogroup --clear-groups \
 		--inh-caps=-all,+dac_read_search \
 		--ambient-caps=-all,+dac_read_search "$@"

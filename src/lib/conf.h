@@ -29,6 +29,12 @@ struct conf {
 					 * auto, on or off (SPEC 6.2) */
 	unsigned console_read_max;	/* sentinel.console_read_max: bytes
 					 * of each console log per scan */
+	char privileged_dirs[CONF_COMMAND_MAX];	/* sentinel.privileged_dirs:
+					 * where sentinel-poll's opener uses
+					 * its capability (SPEC 8.3); "":
+					 * libvirt.log_dir,
+					 * libvirt.qemu_state_dir,
+					 * /run/libvirt/qemu */
 	unsigned reconcile_grace;	/* reconcile.grace, seconds */
 	unsigned systemic_window;	/* recovery.systemic_window, s */
 	double systemic_fraction;	/* recovery.systemic_fraction, (0, 1] */

@@ -208,6 +208,25 @@ connect_once(const char *path, const char **why)
 	return VMM_UNCERTAIN;
 }
 
+/* The verdict on a socket file whose status is st; dial is the name to
+ * connect to when no listener is bound to path. */
+static enum vmm_state
+judge(const struct vmm_listeners *l, const char *path, const struct stat *st,
+    const char *dial, const char **why)
+{
+	errno = 0;
+	if (!S_ISSOCK(st->st_mode)) {
+		*why = "not a socket";
+		return VMM_UNCERTAIN;
+	}
+	if (listed(l, path)) {
+		errno = 0;
+		*why = "listening";
+		return VMM_ALIVE;
+	}
+	return connect_once(dial, why);
+}
+
 enum vmm_state
 vmm_liveness(const struct vmm_listeners *l, const char *path,
     const char **why)
@@ -228,17 +247,24 @@ vmm_liveness(const struct vmm_listeners *l, const char *path,
 		*why = "stat failed";
 		return VMM_UNCERTAIN;
 	}
-	errno = 0;
-	if (!S_ISSOCK(st.st_mode)) {
-		*why = "not a socket";
+	return judge(l, path, &st, path, why);
+}
+
+enum vmm_state
+vmm_liveness_fd(const struct vmm_listeners *l, const char *path, int pathfd,
+    const char **why)
+{
+	char proc[64];
+	struct stat st;
+
+	if (fstat(pathfd, &st) == -1) {
+		*why = "stat failed";
 		return VMM_UNCERTAIN;
 	}
-	if (listed(l, path)) {
-		errno = 0;
-		*why = "listening";
-		return VMM_ALIVE;
-	}
-	return connect_once(path, why);
+	/* The descriptor's own file, whatever its name's directories let
+	 * this process search. */
+	(void)snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pathfd);
+	return judge(l, path, &st, proc, why);
 }
 
 const char *

@@ -65,6 +65,15 @@ bool vmm_listener_listed(const struct vmm_listeners *l, const char *path);
 enum vmm_state vmm_liveness(const struct vmm_listeners *l, const char *path,
     const char **why);
 
+/*
+ * vmm_liveness() of the socket that pathfd (an O_PATH descriptor of
+ * path, opened by a process allowed to reach it: sentinel-poll's opener,
+ * SPEC.md 8.3) names: fstat(2) instead of stat(2), the connect through
+ * /proc/self/fd/N. path is only looked up in l.
+ */
+enum vmm_state vmm_liveness_fd(const struct vmm_listeners *l,
+    const char *path, int pathfd, const char **why);
+
 /* "alive", "gone" or "uncertain" (static). */
 const char *vmm_state_name(enum vmm_state st);
 

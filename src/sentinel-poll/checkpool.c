@@ -138,6 +138,8 @@ checkpool_start(struct checkpool *cp, size_t i, const char *endpoint,
 	s->tag = tag;
 	s->gc.fd = -1;
 	s->deadline = deadline;
+	s->gc.dial = cp->dial;
+	s->gc.dial_arg = cp->dial_arg;
 	if (parse_endpoint(endpoint, default_port, &ep) == -1) {
 		slot_end(cp, s, CP_RPC_ERROR, "invalid endpoint", done, arg);
 		return false;

@@ -53,6 +53,9 @@ struct checkpool {
 	size_t n;
 	size_t busy;			/* checks in flight */
 	const char *request;		/* borrowed: the line, with '\n' */
+	guestcheck_dial_fn *dial;	/* each check's (guestcheck.h);
+					 * NULL after init */
+	void *dial_arg;
 };
 
 /* n free slots sending request. 0 or -1/ENOMEM. */

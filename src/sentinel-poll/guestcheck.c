@@ -40,7 +40,9 @@ guestcheck_start(struct guestcheck *c, const struct endpoint *ep,
 	c->err = 0;
 	c->ep = *ep;
 	c->request = request;
-	if ((c->fd = endpoint_connect(&c->ep)) == -1) {
+	c->fd = c->dial != NULL ? c->dial(c->dial_arg, &c->ep) :
+	    endpoint_connect(&c->ep);
+	if (c->fd == -1) {
 		fail_errno(c, "connect", errno);
 		return -1;
 	}

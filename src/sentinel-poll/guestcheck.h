@@ -29,8 +29,17 @@ enum guestcheck_status {
 	GC_FAILED		/* over; why says what failed */
 };
 
+/*
+ * Dials ep as endpoint_connect() does: the descriptor (its connect may
+ * be in progress), or -1/errno. sentinel-poll's asks its opener for a
+ * channel it may not reach itself (opener.h).
+ */
+typedef int guestcheck_dial_fn(void *arg, const struct endpoint *ep);
+
 /* Zeroed, then fd set to -1, before the first use. */
 struct guestcheck {
+	guestcheck_dial_fn *dial;	/* NULL: endpoint_connect() */
+	void *dial_arg;
 	int fd;				/* -1 when idle */
 	enum guestcheck_phase phase;
 	struct endpoint ep;

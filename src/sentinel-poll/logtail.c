@@ -11,7 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io.h"
 #include "logtail.h"
+#include "safeopen.h"
 
 void
 logtail_init(struct logtail *t)
@@ -303,29 +305,20 @@ file_read(struct logtails *ts, struct logtail_file *f, int fd,
 
 /*
  * Opens path for reading if it is a regular file, without blocking; -1
- * with errno, or EINVAL for any other kind of file. stat(2) comes first:
- * merely opening some devices acts (a watchdog arms, a tape rewinds), and
- * a domain's author chooses the path. fstat(2) then checks what was
- * opened. st gets its status.
+ * with errno, or EINVAL for any other kind of file. Merely opening some
+ * devices acts (a watchdog arms, a tape rewinds), and a domain's author
+ * chooses the path: it is resolved to an O_PATH descriptor and checked
+ * before it is opened (safeopen.h). st gets its status.
  */
 static int
-open_regular(const char *path, struct stat *st)
+open_regular(const struct logtail_io *io, const char *path, struct stat *st)
 {
 	int fd;
 
-	if (stat(path, st) == -1)
-		return -1;
-	if (!S_ISREG(st->st_mode)) {
+	fd = io->open != NULL ? io->open(io->arg, path, st) :
+	    safeopen_file(AT_FDCWD, path, SAFEOPEN_FOLLOW, st);
+	if (fd == -1 && errno == IO_ENOTREG)
 		errno = EINVAL;
-		return -1;
-	}
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1)
-		return -1;
-	if (fstat(fd, st) == -1 || !S_ISREG(st->st_mode)) {
-		close(fd);
-		errno = EINVAL;
-		return -1;
-	}
 	return fd;
 }
 
@@ -335,7 +328,8 @@ open_regular(const char *path, struct stat *st)
  * log truncated in place (copytruncate), PATH.1. A descriptor, or -1.
  */
 static int
-open_rotated(const struct logtail_file *f, const char *path, bool same)
+open_rotated(const struct logtail_file *f, const char *path, bool same,
+    const struct logtail_io *io)
 {
 	static const char *const suffix[] = { ".0", ".1" };
 	char old[PATH_MAX];
@@ -346,7 +340,7 @@ open_rotated(const struct logtail_file *f, const char *path, bool same)
 	for (i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
 		n = snprintf(old, sizeof(old), "%s%s", path, suffix[i]);
 		if (n < 0 || (size_t)n >= sizeof(old) ||
-		    (fd = open_regular(old, &st)) == -1)
+		    (fd = open_regular(io, old, &st)) == -1)
 			continue;
 		if ((f->ino != 0 && st.st_ino == f->ino) || (same && i == 1))
 			return fd;
@@ -367,7 +361,7 @@ file_rotated(struct logtails *ts, struct logtail_file *f, const char *path,
 {
 	int fd, rc = 0;
 
-	if ((fd = open_rotated(f, path, same)) != -1) {
+	if ((fd = open_rotated(f, path, same, io)) != -1) {
 		rc = file_read(ts, f, fd, path, io, b);
 		close(fd);
 	}
@@ -389,7 +383,7 @@ logtails_pass(struct logtails *ts, struct logtail_file *f, const char *path,
 	if (b.left < LOGTAIL_LINE_MAX + 1)
 		b.left = LOGTAIL_LINE_MAX + 1;
 	logtail_pass_begin(&f->lt);
-	if ((fd = open_regular(path, &st)) == -1) {
+	if ((fd = open_regular(io, path, &st)) == -1) {
 		if (io->report != NULL)
 			io->report(io->arg, path, errno == EINVAL ?
 			    LOGTAIL_NOT_REGULAR : LOGTAIL_OPEN,

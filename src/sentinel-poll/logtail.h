@@ -29,6 +29,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "guestproto.h"
@@ -103,6 +104,14 @@ typedef void logtail_error_fn(void *arg, const char *path,
 /* true: end the pass now (a stop signal), with what was read so far. */
 typedef bool logtail_stop_fn(void *arg);
 
+/*
+ * Opens the console log at path for reading without blocking, if it is
+ * a regular file (safeopen.h: nothing else is ever opened), st its
+ * status: the descriptor, or -1 with errno (IO_ENOTREG for any other
+ * kind of file).
+ */
+typedef int logtail_open_fn(void *arg, const char *path, struct stat *st);
+
 /* How a pass reads; every pointer borrowed. */
 struct logtail_io {
 	unsigned long long max;		/* bytes read per pass at most; a pass
@@ -112,7 +121,9 @@ struct logtail_io {
 	logtail_error_fn *report;	/* NULL: none */
 	logtail_stop_fn *stop;		/* NULL: never; asked before each
 					 * read */
-	void *arg;			/* for report and stop */
+	logtail_open_fn *open;		/* NULL: safeopen_file() by this
+					 * process, links followed */
+	void *arg;			/* for report, stop and open */
 };
 
 /* An empty set with its window. 0 or -1/ENOMEM. */
@@ -134,8 +145,8 @@ struct logtail_file *logtails_get(struct logtails *ts,
  * feeds the log from f's offset to its end or to io->max bytes read
  * (f->lt.last and f->lt.nvrm are the pass's marker); the next pass goes
  * on from there. Anything but a regular file (after links: /dev/zero, a
- * FIFO, a device whose open would act) is refused before it is opened,
- * and again after (fstat), without blocking. A log that shrank or has
+ * FIFO, a device whose open would act) is refused before it is opened
+ * (io->open, safeopen.h), without blocking. A log that shrank or has
  * another inode was rotated: the rest of the old file (PATH.0 or PATH.1
  * with the old inode; PATH.1 for a log truncated in place) is read from
  * the old offset first, then the new one from 0; a rest the bound cut

@@ -8,6 +8,7 @@
  * textfile.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +19,14 @@
 #include "checkpool.h"
 #include "confirm.h"
 #include "guestproto.h"
+#include "endpoint.h"
 #include "io.h"
 #include "jsonl.h"
 #include "logtail.h"
+#include "opener.h"
 #include "poller.h"
 #include "pollstat.h"
+#include "safeopen.h"
 #include "sig.h"
 #include "storeread.h"
 #include "sysfs.h"
@@ -152,6 +156,78 @@ denied(int err)
 	return err == EACCES || err == EPERM;
 }
 
+/* --- the opener (opener.h, SPEC 8.3) ------------------------------------- */
+
+/*
+ * What this process was denied (err), asked of the opener: its
+ * descriptor, or -1 with errno err again where the opener has nothing
+ * more to say (there is none, or no claim names path), else its own.
+ */
+static int
+ask_opener(struct poller *p, enum opener_op op, const char *path, int err)
+{
+	int fd;
+
+	if (!denied(err) || p->conf->opener == NULL) {
+		errno = err;
+		return -1;
+	}
+	fd = openreq_ask(p->conf->opener, op, path);
+	if (fd == -1 && (errno == ECONNRESET || errno == EPERM))
+		errno = err;
+	return fd;
+}
+
+/* A console log (logtail_open_fn): opened by this process, else by the
+ * opener where this process may not. */
+static int
+open_log(struct poller *p, const char *path, struct stat *st)
+{
+	int fd = safeopen_file(AT_FDCWD, path, SAFEOPEN_FOLLOW, st);
+
+	if (fd != -1)
+		return fd;
+	if ((fd = ask_opener(p, OPENER_FILE, path, errno)) == -1)
+		return -1;
+	if (fstat(fd, st) == -1 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		errno = IO_ENOTREG;
+		return -1;
+	}
+	return fd;
+}
+
+/* An agent channel (guestcheck_dial_fn): as open_log(). */
+static int
+dial(void *arg, const struct endpoint *ep)
+{
+	int fd = endpoint_connect(ep);
+
+	if (fd != -1 || ep->kind == EP_VSOCK)
+		return fd;
+	return ask_opener(arg, OPENER_CONNECT, ep->path, errno);
+}
+
+/* The liveness of the VMM of control socket cs: judged by this process,
+ * else through the opener's O_PATH descriptor where it may not stat
+ * it. */
+static enum vmm_state
+liveness(struct poller *p, const struct vmm_listeners *l, const char *cs,
+    const char **why)
+{
+	enum vmm_state st = vmm_liveness(l, cs, why);
+	int fd, err;
+
+	if (st == VMM_ALIVE ||
+	    (fd = ask_opener(p, OPENER_PATH, cs, errno)) == -1)
+		return st;
+	st = vmm_liveness_fd(l, cs, fd, why);
+	err = errno;
+	close(fd);
+	errno = err;
+	return st;
+}
+
 /*
  * t is not checked (or not fully) for ev's reason: counted, and reported
  * as new (not repeat) the first time, and again every FAIL_LOG_MS while
@@ -230,7 +306,7 @@ vmm_alive(struct poller *p, const struct vmm_listeners *l,
 		unpolled(p, &ev);
 		return false;
 	}
-	st = vmm_liveness(l, cs, &why);
+	st = liveness(p, l, cs, &why);
 	ev.err = errno;
 	if (st == VMM_ALIVE) {
 		if (targets_marks_has(&p->skipped, t))
@@ -607,6 +683,15 @@ log_error(void *arg, const char *path, enum logtail_error what, int err)
 	(void)path;
 }
 
+/* logtail_open_fn of a pass. */
+static int
+log_open(void *arg, const char *path, struct stat *st)
+{
+	struct log_pass *lp = arg;
+
+	return open_log(lp->p, path, st);
+}
+
 static bool
 log_stop(void *arg)
 {
@@ -641,7 +726,8 @@ log_scan(struct poller *p, const struct targets *ts)
 {
 	struct log_pass lp = { .p = p };
 	struct logtail_io io = { .max = p->conf->console_read_max,
-	    .report = log_error, .stop = log_stop, .arg = &lp };
+	    .report = log_error, .stop = log_stop, .open = log_open,
+	    .arg = &lp };
 	const struct target *t;
 	struct logtail_file *f;
 	size_t i;
@@ -848,6 +934,8 @@ poller_new(const struct poller_conf *conf)
 		errno = ENOMEM;
 		return NULL;
 	}
+	p->pool.dial = dial;
+	p->pool.dial_arg = p;
 	return p;
 }
 

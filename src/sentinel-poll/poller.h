@@ -30,6 +30,7 @@
 #include <jansson.h>
 
 #include "logtail.h"
+#include "opener.h"
 #include "pollstat.h"
 #include "targets.h"
 #include "vmm.h"
@@ -118,6 +119,11 @@ struct poller_conf {
 	poller_emit_fn *emit;
 	poller_event_fn *event;
 	void *arg;			/* for emit and event */
+	struct openreq *opener;		/* borrowed; NULL: none. What this
+					 * process is denied (a console log,
+					 * an agent channel, a control
+					 * socket) is asked of it (opener.h,
+					 * SPEC 8.3) */
 };
 
 struct poller;
