@@ -28,10 +28,17 @@
  * ever written to stdout while operands are taken: libvirt reads a
  * hook's stdout as the new domain XML at migrate and restore.
  *
- * A domain without a VF of this host costs one parse: the stores are not
- * touched. Exit codes: 0 done (every operation but prepare exits 0 even
- * on failure, which it logs: libvirt would kill a running guest or
- * cannot undo a stop); 1 prepare refused; 64 usage; 78 configuration.
+ * What is whose, and what may fail (SPEC.md 8.1, guard.c): a domain
+ * with neither vfsentinel metadata nor a <hostdev type='pci'> costs one
+ * parse, and nothing else is read (no configuration, store, lock or
+ * sysfs). Only prepare begin of a domain with one of vfsentinel's VFs
+ * ever fails; every other phase exits 0 whatever happens (a
+ * configuration it cannot load, an unavailable store, a lock it cannot
+ * take, a crash of the phase's work, which runs in a child), logs it
+ * at error and leaves the rest to vfstore reconcile. Lines at warn and
+ * above also go to syslog (journalctl -t libvirt-hook): libvirt shows a
+ * hook's stderr only when it fails. Exit codes: 0 done; 1 prepare
+ * refused; 64 usage (a call that is not libvirt's).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,13 +140,12 @@ main(int argc, char **argv)
 
 	cli_start(PROG);
 	parse_args(argc, argv, &h, &lock_given);
-	cli_finish(&h.cli, &h.conf);
-	if (lock_given)
-		h.conf.libvirt_lock_timeout = h.cli.lock_timeout;
+	/* libvirt shows a hook's stderr only when it fails (SPEC 8.1). */
+	log_syslog();
 	/* A claim, once started, is finished: a signal only sets a flag. */
 	cli_stop_signals(true);
 	LIBXML_TEST_VERSION
-	code = phases_run(&h);
+	code = guard_run(&h, lock_given);
 	release(&h);
 	xmlCleanupParser();
 	return code;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 #include <jansson.h>
 
@@ -23,6 +24,7 @@
 
 static const char *prog_name = "vfsentinel";
 static enum log_level min_level = LVL_INFO;
+static bool to_syslog;		/* log_syslog(): warn and above, too */
 
 static const char *const level_names[] = {
 	[LVL_DEBUG] = "debug",
@@ -35,6 +37,22 @@ void
 log_init(const char *prog)
 {
 	prog_name = prog;
+}
+
+void
+log_syslog(void)
+{
+	/* No LOG_CONS, no LOG_NDELAY: where no syslog socket exists,
+	 * syslog(3) sends nothing and nothing fails. */
+	openlog(prog_name, LOG_PID, LOG_DAEMON);
+	to_syslog = true;
+}
+
+void
+log_syslog_line(enum log_level level, const char *text)
+{
+	if (to_syslog && level >= LVL_WARN)
+		syslog(level == LVL_WARN ? LOG_WARNING : LOG_ERR, "%s", text);
 }
 
 const char *
@@ -157,6 +175,8 @@ vlog(enum log_level level, const char *msg, const char *fmt, va_list ap)
 			len = sizeof(buf) - 1;
 	}
 	(void)io_write_all(STDERR_FILENO, buf, len);
+	buf[len - 1] = '\0';		/* the newline, or a cut's last */
+	log_syslog_line(level, buf);
 	json_decref(ctx);
 	errno = saved;
 }

@@ -32,6 +32,16 @@ enum log_level {
 /* Sets the program name used in every record. Call first in main. */
 void log_init(const char *prog);
 
+/*
+ * From now on, every record at warn and above also goes to syslog(3)
+ * (facility daemon, ident the program's name, priority warning or err;
+ * the message is the JSON record): for a program whose stderr nobody
+ * reads, as libvirt's hooks (SPEC 8.1). log_syslog_line() sends a plain
+ * line so, when log_syslog() was called.
+ */
+void log_syslog(void);
+void log_syslog_line(enum log_level level, const char *text);
+
 /* The program name given to log_init (borrowed, static). */
 const char *log_prog(void);
 

@@ -3,17 +3,19 @@
  * libxml2 (SPEC.md 6.6).
  *
  * The XML carries names users chose (Nova puts instance names and
- * metadata there), so it is parsed as untrusted: at most DOMAIN_XML_MAX
- * bytes, XML_PARSE_NONET (no network), neither XML_PARSE_NOENT nor
- * XML_PARSE_DTDLOAD (no entity substitution, no external DTD), and a
- * document with any DOCTYPE is refused outright: libvirt never writes
- * one, so a DTD can only be an attack (entity expansion, external
+ * metadata there), so it is parsed as untrusted, whatever its size
+ * (SPEC 8.1: fed to libxml2 in pieces): XML_PARSE_NONET (no network),
+ * neither XML_PARSE_NOENT nor XML_PARSE_DTDLOAD (no entity
+ * substitution, no external DTD), and a document with any DOCTYPE is
+ * not libvirt's (guard.c: 0, nothing done): libvirt never writes one,
+ * so a DTD can only be an attack (entity expansion, external
  * entities). Every value taken from it is checked here: PCI addresses
  * through vfaddr, the UUID's shape, paths absolute and free of control
  * characters, names valid UTF-8. Nothing read here reaches a shell.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,13 +40,12 @@ domain_read(int fd, size_t *len)
 		n += (size_t)r;
 		if (n + 1 < cap)
 			continue;
-		if (cap >= DOMAIN_XML_MAX + 1) {
+		if (cap > SIZE_MAX / 2) {
 			free(buf);
-			errno = EFBIG;
+			errno = ENOMEM;
 			return NULL;
 		}
-		cap = cap * 2 > DOMAIN_XML_MAX + 1 ? DOMAIN_XML_MAX + 1 :
-		    cap * 2;
+		cap *= 2;
 		if ((p = realloc(buf, cap)) == NULL)
 			free(buf);
 		buf = p;
@@ -152,7 +153,10 @@ parse_hostdev(xmlNode *n, struct domain *d, char *why, size_t whylen)
 	char text[32], vf[VF_ADDR_LEN + 1];
 	xmlNode *src, *a;
 
-	if (!attr_is(n, "mode", "subsystem") || !attr_is(n, "type", "pci"))
+	if (!attr_is(n, "type", "pci"))
+		return 0;
+	d->has_pci = true;
+	if (!attr_is(n, "mode", "subsystem"))
 		return 0;
 	if ((src = child(n, "source")) == NULL ||
 	    (a = child(src, "address")) == NULL)
@@ -192,6 +196,7 @@ parse_metadata(xmlNode *md, struct domain *d, char *why, size_t whylen)
 		    HOOK_XMLNS) != 0 || strcmp((const char *)n->name,
 		    HOOK_XML_ELEMENT) != 0)
 			continue;
+		d->has_meta = true;
 		if (attr_copy(n, "profile", d->profile, sizeof(d->profile),
 		    why, whylen) == -1 || attr_copy(n, "verify-token",
 		    d->verify_token, sizeof(d->verify_token), why,
@@ -264,18 +269,27 @@ parse_console(xmlNode *n, struct domain *d, char *why, size_t whylen)
 static int
 parse_devices(xmlNode *devs, struct domain *d, char *why, size_t whylen)
 {
+	char later[256];
 	xmlNode *n;
-	int rc = 0;
+	int rc = 0, r = 0;
 
-	for (n = devs->children; rc == 0 && n != NULL; n = n->next) {
+	/* Every device is read: the first invalid one is the error, and the
+	 * others still tell whose domain it is (SPEC 8.1). */
+	for (n = devs->children; n != NULL; n = n->next) {
 		if (is_elem(n, "hostdev"))
-			rc = parse_hostdev(n, d, why, whylen);
+			r = parse_hostdev(n, d, rc ? later : why, rc ? sizeof(
+			    later) : whylen);
 		else if (is_elem(n, "vsock"))
-			rc = parse_vsock(n, d, why, whylen);
+			r = parse_vsock(n, d, rc ? later : why, rc ? sizeof(
+			    later) : whylen);
 		else if (is_elem(n, "channel"))
-			rc = parse_channel(n, d, why, whylen);
+			r = parse_channel(n, d, rc ? later : why, rc ? sizeof(
+			    later) : whylen);
 		else if (is_elem(n, "serial") || is_elem(n, "console"))
-			rc = parse_console(n, d, why, whylen);
+			r = parse_console(n, d, rc ? later : why, rc ? sizeof(
+			    later) : whylen);
+		if (r == -1)
+			rc = -1;
 	}
 	return rc;
 }
@@ -331,61 +345,100 @@ parse_id(xmlNode *root, struct domain *d)
 	return 0;
 }
 
+/* The children of <domain>; like parse_devices(), every one is read. */
+static int
+parse_children(xmlNode *root, struct domain *d, char *why, size_t whylen)
+{
+	char later[256], *w;
+	size_t wl;
+	xmlNode *n;
+	int rc = 0, r;
+
+	for (n = root->children; n != NULL; n = n->next) {
+		w = rc ? later : why;
+		wl = rc ? sizeof(later) : whylen;
+		r = 0;
+		if (is_elem(n, "uuid") && parse_uuid(n, d) == -1) {
+			(void)snprintf(w, wl, "<uuid> is not a UUID");
+			r = -1;
+		} else if (is_elem(n, "name") && elem_text(n, d->name,
+		    sizeof(d->name)) == -1) {
+			(void)snprintf(w, wl, "<name> is not valid text");
+			r = -1;
+		} else if (is_elem(n, "metadata"))
+			r = parse_metadata(n, d, w, wl);
+		else if (is_elem(n, "devices"))
+			r = parse_devices(n, d, w, wl);
+		if (r == -1)
+			rc = -1;
+	}
+	return rc;
+}
+
 static int
 parse_root(xmlNode *root, struct domain *d, char *why, size_t whylen)
 {
-	xmlNode *n;
-	int rc = 0;
-
 	if (root == NULL || !is_elem(root, "domain")) {
 		(void)snprintf(why, whylen, "not a <domain> document");
-		return -1;
+		return DOMAIN_NOT_XML;
 	}
+	if (parse_children(root, d, why, whylen) == -1)
+		return DOMAIN_BAD_VALUE;
 	if (parse_id(root, d) == -1) {
 		(void)snprintf(why, whylen, "<domain id=...> is not a number");
-		return -1;
+		return DOMAIN_BAD_VALUE;
 	}
-	for (n = root->children; rc == 0 && n != NULL; n = n->next) {
-		if (is_elem(n, "uuid") && parse_uuid(n, d) == -1) {
-			(void)snprintf(why, whylen, "<uuid> is not a UUID");
-			rc = -1;
-		} else if (is_elem(n, "name") && elem_text(n, d->name,
-		    sizeof(d->name)) == -1) {
-			(void)snprintf(why, whylen, "<name> is not valid text");
-			rc = -1;
-		} else if (is_elem(n, "metadata"))
-			rc = parse_metadata(n, d, why, whylen);
-		else if (is_elem(n, "devices"))
-			rc = parse_devices(n, d, why, whylen);
-	}
-	return rc;
+	return 0;
+}
+
+/* The document, fed to libxml2 in pieces (any size); NULL when it is
+ * not well-formed. */
+static xmlDoc *
+read_doc(const char *text, size_t len)
+{
+	const int opts = XML_PARSE_NONET | XML_PARSE_NOERROR |
+	    XML_PARSE_NOWARNING | XML_PARSE_NOCDATA | XML_PARSE_HUGE;
+	const size_t piece = 1 << 20;
+	xmlParserCtxt *ctx;
+	xmlDoc *doc = NULL;
+	size_t off = 0, n;
+
+	ctx = xmlCreatePushParserCtxt(NULL, NULL, NULL, 0, "domain.xml");
+	if (ctx == NULL)
+		return NULL;
+	(void)xmlCtxtUseOptions(ctx, opts);
+	do {
+		n = len - off < piece ? len - off : piece;
+		if (xmlParseChunk(ctx, text + off, (int)n, off + n == len) != 0)
+			break;
+		off += n;
+	} while (off < len);
+	if (off == len && ctx->wellFormed)
+		doc = ctx->myDoc;
+	else
+		xmlFreeDoc(ctx->myDoc);
+	ctx->myDoc = NULL;
+	xmlFreeParserCtxt(ctx);
+	return doc;
 }
 
 int
 domain_parse(const char *text, size_t len, struct domain *d, char *why,
     size_t whylen)
 {
-	const int opts = XML_PARSE_NONET | XML_PARSE_NOERROR |
-	    XML_PARSE_NOWARNING | XML_PARSE_NOCDATA;
 	xmlDoc *doc;
 	int rc;
 
 	memset(d, 0, sizeof(*d));
 	d->id = -1;
-	if (len > DOMAIN_XML_MAX || len > INT_MAX) {
-		(void)snprintf(why, whylen, "domain XML over %d bytes",
-		    DOMAIN_XML_MAX);
-		return -1;
-	}
-	doc = xmlReadMemory(text, (int)len, "domain.xml", NULL, opts);
-	if (doc == NULL) {
+	if ((doc = read_doc(text, len)) == NULL) {
 		(void)snprintf(why, whylen, "domain XML is not well-formed");
-		return -1;
+		return DOMAIN_NOT_XML;
 	}
 	if (doc->intSubset != NULL || doc->extSubset != NULL) {
 		(void)snprintf(why, whylen, "domain XML has a DOCTYPE (libvirt "
-		    "never writes one: refused)");
-		rc = -1;
+		    "never writes one)");
+		rc = DOMAIN_NOT_XML;
 	} else
 		rc = parse_root(xmlDocGetRootElement(doc), d, why, whylen);
 	xmlFreeDoc(doc);

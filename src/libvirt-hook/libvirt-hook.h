@@ -16,10 +16,6 @@
 #include "cli.h"
 #include "hostview.h"
 
-/* The largest domain XML accepted. libvirt's own XML of a domain with a
- * few dozen devices is tens of KiB; Nova's metadata adds a few more. */
-#define DOMAIN_XML_MAX (1024 * 1024)
-
 /* vfsentinel's metadata namespace, its element, and the virtio-serial
  * port name a guest's vsock-answer serves on (SPEC.md 6.1). */
 #define HOOK_XMLNS "https://vfsentinel.dev/xmlns/libvirt/1"
@@ -43,6 +39,8 @@ struct domain {
 	unsigned long cid;		/* <vsock><cid address='N'/> */
 	char channel[PATH_MAX];		/* org.vfsentinel.0 socket; "" */
 	char app_log[PATH_MAX];		/* console file; "" */
+	bool has_meta;			/* vfsentinel's metadata element */
+	bool has_pci;			/* a <hostdev type='pci'> */
 };
 
 /* One run of the hook. */
@@ -59,27 +57,61 @@ struct hook {
 };
 
 /* domain.c: reads fd to its end into a new NUL-terminated buffer (the
- * caller frees it), at most DOMAIN_XML_MAX bytes. NULL with errno (EFBIG
- * beyond the bound). */
+ * caller frees it), whatever its size. NULL with errno. */
 char *domain_read(int fd, size_t *len);
 
-/* domain.c: parses the XML text into d. 0, or -1 with the reason in
- * why (no DTD, no entity, no network access ever). */
+/* domain_parse()'s failures. */
+enum {
+	DOMAIN_NOT_XML = -1,		/* not well-formed, a DOCTYPE, not a
+					 * <domain>: libvirt never sends it */
+	DOMAIN_BAD_VALUE = -2		/* a value is invalid; every other
+					 * one is read (has_meta, has_pci,
+					 * hostdevs, meta_vf) */
+};
+
+/* domain.c: parses the XML text into d. 0, or DOMAIN_NOT_XML or
+ * DOMAIN_BAD_VALUE with the (first) reason in why (no DTD, no entity,
+ * no network access ever). */
 int domain_parse(const char *text, size_t len, struct domain *d,
     char *why, size_t whylen);
 
 void domain_release(struct domain *d);
 
-/* endlog.c: the WORD of the last "shutting down, reason=WORD" line of
- * LOG_DIR/NAME.log into word (0), or -1 when there is none or the log
- * cannot be read. endlog_ended(): clean for shutdown, saved, migrated;
- * unclean for destroyed, crashed, failed, daemon; else unknown (static). */
-int endlog_reason(const char *log_dir, const char *name, char *word,
-    size_t len);
+/* endlog.c: the WORD of the last whole line "YYYY-MM-DD HH:MM:SS.mmm+0000:
+ * shutting down, reason=WORD" among the last max bytes of
+ * LOG_DIR/NAME.log into word (0), or -1 with errno: ENODATA when there is
+ * none, IO_ENOTREG or ELOOP when the log is not a regular file or a
+ * link (refused: the caller warns), else the open's or read's.
+ * endlog_ended(): clean for shutdown, saved, migrated; unclean for
+ * destroyed, crashed, failed, daemon; else unknown (static). */
+int endlog_reason(const char *log_dir, const char *name, size_t max,
+    char *word, size_t len);
 const char *endlog_ended(const char *word);
 
-/* phases.c: the operation of h->op/h->sub; the exit code. */
-int phases_run(struct hook *h);
+/* libvirt's calls the hook acts on (SPEC 8.1); any other is 0. */
+enum phase {
+	PHASE_OTHER,
+	PHASE_PREPARE,
+	PHASE_STARTED,
+	PHASE_RELEASE,
+	PHASE_RECONNECT
+};
+
+/* phases.c: the phase of OPERATION SUB-OPERATION. */
+enum phase phases_of(const char *op, const char *sub);
+
+/* phases.c: the domain's NVIDIA VFs of this host (SYSFS_ROOT of h->conf)
+ * into h->vfs; a metadata VF that is not one is refused at prepare. 0,
+ * or an exit code. */
+int phases_find_vfs(struct hook *h, enum phase ph);
+
+/* phases.c: the phase's work for a domain with VFs (stores, lock,
+ * claims); the exit code. guard.c runs it in a child. */
+int phases_work(struct hook *h, enum phase ph);
+
+/* guard.c: SPEC 8.1's rule around the work: whose domain, the
+ * configuration, the work in a child; the hook's exit code. */
+int guard_run(struct hook *h, bool lock_given);
 
 /* phases.c: refuses a prepare: the JSON log, then the last stderr line,
  * "vfsentinel: " and msg, plain, for virsh to show. Returns 1. */

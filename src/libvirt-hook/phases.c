@@ -19,16 +19,8 @@
 #include "healthfile.h"
 #include "claims.h"
 
-enum phase {
-	PHASE_OTHER,
-	PHASE_PREPARE,
-	PHASE_STARTED,
-	PHASE_RELEASE,
-	PHASE_RECONNECT
-};
-
-static enum phase
-phase_of(const char *op, const char *sub)
+enum phase
+phases_of(const char *op, const char *sub)
 {
 	if (strcmp(op, "prepare") == 0 && strcmp(sub, "begin") == 0)
 		return PHASE_PREPARE;
@@ -44,10 +36,15 @@ phase_of(const char *op, const char *sub)
 int
 phases_refuse(const char *msg)
 {
+	char line[2048];
+
 	log_msg(LVL_ERROR, "refused the domain's start", "{s:s}", "reason",
 	    msg);
-	/* virsh shows the hook's stderr: one plain sentence, last. */
-	(void)dprintf(STDERR_FILENO, "vfsentinel: %s\n", msg);
+	/* virsh shows the hook's stderr: one plain sentence, last; the
+	 * journal gets it too. */
+	(void)snprintf(line, sizeof(line), "vfsentinel: %s", msg);
+	(void)dprintf(STDERR_FILENO, "%s\n", line);
+	log_syslog_line(LVL_ERROR, line);
 	return EXIT_NO;
 }
 
@@ -80,8 +77,8 @@ add_vf(struct vf_list *l, const char *vf)
  * one is refused at prepare (the launcher means to plug it), ignored
  * after. 0, or an exit code.
  */
-static int
-find_vfs(struct hook *h, enum phase ph)
+int
+phases_find_vfs(struct hook *h, enum phase ph)
 {
 	char msg[256];
 	size_t i;
@@ -399,63 +396,16 @@ reconnect(struct hook *h)
 	return cl != NULL ? claim_complete(h, cl) : 0;
 }
 
-/* Reads and parses stdin; 0, or -1 with the reason in msg. */
-static int
-read_domain(struct hook *h, char *msg, size_t len)
+int
+phases_work(struct hook *h, enum phase ph)
 {
-	char why[512];
-	size_t n = 0;
-	char *text = domain_read(STDIN_FILENO, &n);
-	int rc;
+	char msg[128];
 
-	if (text == NULL) {
-		(void)snprintf(msg, len, "cannot read the domain XML: %s",
-		    errno == EFBIG ? "over 1 MiB" : strerror(errno));
-		return -1;
-	}
-	rc = domain_parse(text, n, &h->dom, why, sizeof(why));
-	free(text);
-	if (rc == -1)
-		(void)snprintf(msg, len, "bad domain XML: %s", why);
-	return rc;
-}
-
-/* Reads the domain and its VFs of this host; 0 and *none when there
- * are none, or an exit code. */
-static int
-domain_vfs(struct hook *h, enum phase ph, bool *none)
-{
-	char msg[1024];
-	int code;
-
-	*none = true;
-	if (read_domain(h, msg, sizeof(msg)) == -1)
-		return ph == PHASE_PREPARE ? phases_refuse(msg) :
-		    log_fail(0, msg, NULL);
-	if ((code = find_vfs(h, ph)) != 0 || h->vfs.n == 0)
-		return ph == PHASE_PREPARE ? code : 0;
 	if (h->dom.uuid[0] == '\0') {
 		(void)snprintf(msg, sizeof(msg), "the domain has no <uuid>");
 		return ph == PHASE_PREPARE ? phases_refuse(msg) :
 		    log_fail(0, msg, NULL);
 	}
-	*none = false;
-	return 0;
-}
-
-int
-phases_run(struct hook *h)
-{
-	enum phase ph = phase_of(h->op, h->sub);
-	bool none;
-	int code;
-
-	if (ph == PHASE_OTHER)
-		return 0;
-	/* A domain without a VF of this host costs one parse: the stores
-	 * are neither read nor written (a broken store never blocks it). */
-	if ((code = domain_vfs(h, ph, &none)) != 0 || none)
-		return code;
 	switch (ph) {
 	case PHASE_PREPARE:
 		return prepare(h);
@@ -463,7 +413,9 @@ phases_run(struct hook *h)
 		return started(h);
 	case PHASE_RELEASE:
 		return release(h);
-	default:
+	case PHASE_RECONNECT:
 		return reconnect(h);
+	default:
+		return 0;
 	}
 }

@@ -8,6 +8,8 @@
  *	FAIL_MATCH=S	only calls whose path (or the fd's path) contains S
  *			are counted (default: all calls on fds > 2)
  *	FAIL_LOG=FILE	append "fn path" for every counted call (to learn N)
+ *	CRASH_MATCH=S	any call above on a path containing S dies of
+ *			SIGSEGV instead (a bug in the code that made it)
  *
  * fn is one of mkdir, open (also openat/creat), write, fsync (also
  * fdatasync), close, rename (also renameat/renameat2), unlink.
@@ -29,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +83,11 @@ should_fail(const char *fn, int *count, const char *path)
 	const char *v, *match, *e;
 	long n;
 
+	match = getenv("CRASH_MATCH");
+	if (match != NULL && path != NULL && strstr(path, match) != NULL) {
+		signal(SIGSEGV, SIG_DFL);
+		raise(SIGSEGV);
+	}
 	match = getenv("FAIL_MATCH");
 	if (match != NULL && (path == NULL || strstr(path, match) == NULL))
 		return 0;
