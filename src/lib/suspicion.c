@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "auditlog.h"
@@ -13,6 +14,7 @@
 #include "healthfile.h"
 #include "healthrules.h"
 #include "io.h"
+#include "safeopen.h"
 #include "suspect.h"
 #include "suspicion.h"
 #include "timefmt.h"
@@ -62,29 +64,43 @@ suspicion_case_release(struct suspicion_case *sc)
  * one assignment (sentinel-poll archives it at start; libvirt truncates
  * it), so any OK in it is this assignment's, also one the sentinel had
  * not read yet when the VMM ended. A log that cannot be read proves
- * nothing.
+ * nothing. The path is the service user's to write into the ledger, and
+ * the caller is root holding the store lock: it is opened as safeopen.h
+ * says (no link, nothing but a regular file; a refusal goes to v for the
+ * caller's warn), and only its last how->read_max bytes are read, so a
+ * tenant's endless line costs milliseconds, not the lock.
  */
 static bool
-console_says_ok(const char *path)
+console_says_ok(const char *path, const struct suspicion_how *how,
+    struct suspicion_verdict *v)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	size_t max = how->read_max != 0 ? how->read_max :
+	    SUSPICION_READ_MAX, len = 0, n;
+	char *text, *p, *nl;
+	struct stat st;
 	bool ok = false;
-	FILE *f = NULL;
 	int fd;
 
-	if (path == NULL || (fd = io_open_regular(path, O_RDONLY, 0)) < 0)
+	if (path == NULL)
 		return false;
-	if ((f = fdopen(fd, "re")) == NULL) {
-		close(fd);
+	if ((fd = safeopen_regular(path, &st)) == -1) {
+		if (errno == IO_ENOTREG || errno == ELOOP) {
+			v->console_err = errno;
+			(void)snprintf(v->console_path,
+			    sizeof(v->console_path), "%s", path);
+		}
 		return false;
 	}
-	while (!ok && (n = getline(&line, &cap, f)) > 0)
-		ok = n <= CONSOLE_LINE_MAX && guestproto_marker_match(line,
-		    (size_t)n, NULL, NULL) == GUEST_MARKER_OK;
-	free(line);
-	fclose(f);
+	text = safeopen_read_tail(fd, &st, 0, max, &len, NULL);
+	close(fd);
+	for (p = text; !ok && p != NULL && p < text + len; p = nl + 1) {
+		if ((nl = memchr(p, '\n', (size_t)(text + len - p))) == NULL)
+			break;
+		n = (size_t)(nl - p) + 1;
+		ok = n <= CONSOLE_LINE_MAX && guestproto_marker_match(p, n,
+		    NULL, NULL) == GUEST_MARKER_OK;
+	}
+	free(text);
 	return ok;
 }
 
@@ -103,7 +119,7 @@ within_window(const char *claimed_at, unsigned window,
 /* The rule's conditions that need no store. */
 static bool
 may_suspect(const struct suspicion_case *sc, const struct suspicion_how *how,
-    const struct timespec *now)
+    const struct timespec *now, struct suspicion_verdict *v)
 {
 	const char *ended = how->ended != NULL ? how->ended : "unknown";
 
@@ -116,7 +132,7 @@ may_suspect(const struct suspicion_case *sc, const struct suspicion_how *how,
 	    !(strcmp(ended, "unknown") == 0 && how->on_unknown))
 		return false;
 	return within_window(sc->claimed_at, how->window, now) &&
-	    (how->ignore_ok || !console_says_ok(sc->app_log));
+	    (how->ignore_ok || !console_says_ok(sc->app_log, how, v));
 }
 
 /* True when h holds a failure of this very assignment, or the VF is
@@ -213,7 +229,7 @@ suspicion_decide(struct store *s, const struct suspicion_case *sc,
 
 	memset(v, 0, sizeof(*v));
 	timefmt_now(&now);
-	if (!may_suspect(sc, how, &now) ||
+	if (!may_suspect(sc, how, &now, v) ||
 	    timefmt_format(&now, ended_at, sizeof(ended_at)) < 0)
 		return;
 	errno = 0;

@@ -38,7 +38,12 @@ struct suspicion_how {
 	bool ignore_ok;			/* suspect.trust_ok = false (SPEC
 					 * 8.2): the assignment's ok_at and
 					 * console OK markers do not count */
+	size_t read_max;		/* sentinel.console_read_max: the
+					 * console log's last bytes read (SPEC
+					 * 8.3); 0: SUSPICION_READ_MAX */
 };
+
+#define SUSPICION_READ_MAX 4194304	/* console_read_max's default */
 
 /* What the decision did. */
 struct suspicion_verdict {
@@ -48,6 +53,11 @@ struct suspicion_verdict {
 					 * (nothing decided), or an audit
 					 * line not written: errno; else 0 */
 	const char *why;		/* with err: s->why or "" */
+	int console_err;		/* the console log was refused (SPEC
+					 * 8.3): IO_ENOTREG (not a regular
+					 * file) or ELOOP (a link), else 0;
+					 * the caller warns */
+	char console_path[4096];	/* with console_err: its path */
 };
 
 /* The released claim's facts, copied before the claim is freed. */

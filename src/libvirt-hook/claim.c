@@ -17,6 +17,7 @@
 #include "adopt.h"
 #include "claimlife.h"
 #include "endpoint.h"
+#include "io.h"
 #include "log.h"
 #include "timefmt.h"
 #include "libvirt-hook.h"
@@ -344,6 +345,11 @@ static void
 log_verdict(const struct hook *h, const char *vf,
     const struct suspicion_how *how, const struct suspicion_verdict *v)
 {
+	if (v->console_err != 0)
+		log_msg(LVL_WARN, "console log refused: not read at release",
+		    "{s:s, s:s, s:s, s:s}", "vf", vf, "domain", h->dom.name,
+		    "path", v->console_path, "error",
+		    io_strerror(v->console_err));
 	if (v->err != 0)
 		log_msg(LVL_ERROR, "cannot decide whether the VF is suspect",
 		    "{s:s, s:s}", "vf", vf, "error", v->why != NULL &&
@@ -356,6 +362,21 @@ log_verdict(const struct hook *h, const char *vf,
 		    "source", how->source);
 }
 
+/* libvirt's log of the domain is a link or not a regular file: not
+ * read (SPEC.md 8.3). */
+static void
+log_refused(const struct hook *h, int err)
+{
+	char path[PATH_MAX];
+
+	if (io_pathf(path, sizeof(path), "%s/%s.log",
+	    h->conf.libvirt_log_dir, h->dom.name) < 0)
+		path[0] = '\0';
+	log_msg(LVL_WARN, "domain log refused: not read at release",
+	    "{s:s, s:s, s:s}", "domain", h->dom.name, "path", path, "error",
+	    io_strerror(err));
+}
+
 /* Ends the claim: removed, saved, audited (claimlife_release()), and
  * how it ended decides a suspicion. */
 static void
@@ -366,7 +387,8 @@ end_claim(struct hook *h, const char *vf, bool deconf)
 	struct suspicion_how how = { .source = source,
 	    .window = h->conf.suspect_window,
 	    .on_unknown = h->conf.suspect_on_unknown,
-	    .threshold = h->conf.threshold };
+	    .threshold = h->conf.threshold,
+	    .read_max = h->conf.console_read_max };
 	struct claimlife_end end = { .command = "release", .vf = vf,
 	    .instance_id = h->dom.uuid, .domain = h->dom.name,
 	    .deconfigured = deconf, .how = &how, .verdict = &v };
@@ -375,12 +397,14 @@ end_claim(struct hook *h, const char *vf, bool deconf)
 
 	how.ignore_ok = !h->conf.suspect_trust_ok;	/* SPEC 8.2 */
 	/* How the domain ended: libvirt's log says it (SPEC.md 7.3). */
-	if (endlog_reason(h->conf.libvirt_log_dir, h->dom.name, word,
-	    sizeof(word)) == 0) {
+	if (endlog_reason(h->conf.libvirt_log_dir, h->dom.name,
+	    h->conf.console_read_max, word, sizeof(word)) == 0) {
 		how.ended = endlog_ended(word);
 		snprintf(source, sizeof(source), "libvirt-hook: reason=%s",
 		    word);
 	} else {
+		if (errno == IO_ENOTREG || errno == ELOOP)
+			log_refused(h, errno);
 		how.ended = "unknown";
 		snprintf(source, sizeof(source), "libvirt-hook: no shutdown "
 		    "line");

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,59 +17,94 @@
 #include <unistd.h>
 
 #include "io.h"
+#include "safeopen.h"
 
 #include "libvirt-hook.h"
 
-#define ENDLOG_TAIL (256 * 1024)	/* the line is among the last ones */
-#define ENDLOG_MARK "shutting down, reason="
+#define ENDLOG_MARK ": shutting down, reason="
 
-/* The last part of the file at path, NUL-terminated (caller frees). */
-static char *
-read_tail(const char *path, size_t *len)
+/* n digits at p. */
+static bool
+digits(const char *p, size_t n)
 {
-	struct stat st;
-	char *buf = NULL;
-	off_t from;
-	ssize_t n;
-	int fd;
+	size_t i;
 
-	if ((fd = io_open_regular(path, O_RDONLY, 0)) < 0)
-		return NULL;
-	if (fstat(fd, &st) == 0) {
-		from = st.st_size > ENDLOG_TAIL ? st.st_size - ENDLOG_TAIL : 0;
-		buf = malloc(ENDLOG_TAIL + 1);
-		n = buf != NULL ? pread(fd, buf, ENDLOG_TAIL, from) : -1;
-		if (n < 0) {
-			free(buf);
-			buf = NULL;
-		} else {
-			buf[n] = '\0';
-			*len = (size_t)n;
-		}
-	}
-	close(fd);
-	return buf;
+	for (i = 0; i < n; i++)
+		if (p[i] < '0' || p[i] > '9')
+			return false;
+	return true;
+}
+
+/*
+ * True when line (len bytes, no newline) is the whole end line as libvirt
+ * writes it, "YYYY-MM-DD HH:MM:SS.mmm+0000: shutting down, reason=WORD"
+ * (SPEC.md 8.2): a guest's console text quoted inside another line, or a
+ * line with more after the word, is not it. word gets WORD.
+ */
+static bool
+end_line(const char *line, size_t len, char *word, size_t wlen)
+{
+	static const char shape[] = "dddd-dd-dd dd:dd:dd.ddd+0000";
+	size_t i, n = sizeof(shape) - 1, m = strlen(ENDLOG_MARK), w;
+
+	if (len <= n + m)
+		return false;
+	for (i = 0; i < n; i++)
+		if (shape[i] == 'd' ? !digits(line + i, 1) :
+		    line[i] != shape[i])
+			return false;
+	if (memcmp(line + n, ENDLOG_MARK, m) != 0)
+		return false;
+	line += n + m;
+	len -= n + m;
+	w = strspn(line, "abcdefghijklmnopqrstuvwxyz_-");
+	if (w != len || w >= wlen || w > 32)
+		return false;
+	memcpy(word, line, w);
+	word[w] = '\0';
+	return true;
 }
 
 int
-endlog_reason(const char *log_dir, const char *name, char *word, size_t len)
+endlog_reason(const char *log_dir, const char *name, size_t max, char *word,
+    size_t len)
 {
-	char path[PATH_MAX], *text, *at = NULL, *p;
-	size_t n = 0, w;
+	char path[PATH_MAX], *text, *p, *nl, *end;
+	unsigned long long from = 0;
+	struct stat st;
+	size_t n = 0;
+	int fd, found = -1;
 
 	word[0] = '\0';
 	if (strchr(name, '/') != NULL || name[0] == '\0' ||
-	    io_pathf(path, sizeof(path), "%s/%s.log", log_dir, name) < 0 ||
-	    (text = read_tail(path, &n)) == NULL)
+	    io_pathf(path, sizeof(path), "%s/%s.log", log_dir, name) < 0)
 		return -1;
-	for (p = text; (p = strstr(p, ENDLOG_MARK)) != NULL; p++)
-		at = p + strlen(ENDLOG_MARK);
-	if (at != NULL) {
-		w = strspn(at, "abcdefghijklmnopqrstuvwxyz_-");
-		snprintf(word, len, "%.*s", (int)(w < 32 ? w : 32), at);
+	/* LOG_DIR is root's, but the hook runs as root in every domain's
+	 * release: the log is opened as any path a domain could name
+	 * (SPEC.md 8.3), and only its last max bytes are read. */
+	if ((fd = safeopen_regular(path, &st)) == -1)
+		return -1;
+	text = safeopen_read_tail(fd, &st, 0, max, &n, &from);
+	close(fd);
+	if (text == NULL)
+		return -1;
+	end = text + n;
+	p = text;
+	/* A tail that starts inside a line drops that line's rest. */
+	if (from > 0 && (p = memchr(text, '\n', n)) != NULL)
+		p++;
+	for (; p != NULL && p < end; p = nl + 1) {
+		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			nl = end;
+		if (end_line(p, (size_t)(nl - p), word, len))
+			found = 0;
 	}
 	free(text);
-	return at != NULL && word[0] != '\0' ? 0 : -1;
+	if (found == -1) {
+		word[0] = '\0';
+		errno = ENODATA;
+	}
+	return found;
 }
 
 const char *

@@ -58,7 +58,8 @@ claimop_locked(struct ctx *c, bool release, struct claimop *r,
 	struct suspicion_how how = { .ended = c->a.ended, .source = source,
 	    .window = c->conf.suspect_window,
 	    .on_unknown = c->conf.suspect_on_unknown,
-	    .threshold = c->conf.threshold };
+	    .threshold = c->conf.threshold,
+	    .read_max = c->conf.console_read_max };
 	struct claimop_where w = { .sysfs_root = c->conf.sysfs_root,
 	    .proc_root = c->a.proc_root, .reason = c->a.reason,
 	    .how = &how, .verdict = v };

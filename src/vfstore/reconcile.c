@@ -8,6 +8,7 @@
 
 #include "auditlog.h"
 #include "cli.h"
+#include "io.h"
 #include "log.h"
 #include "reconcileengine.h"
 #include "wait.h"
@@ -44,7 +45,12 @@ reconcile_log(const struct reconcile_claim *r, bool dry_run)
 		    "VMM ended before the guest said OK", "{s:s, s:s, s:s}",
 		    "vf", r->vf, "instance_id", r->instance_id, "ended",
 		    r->ended);
-	else if (r->verdict.err != 0)
+	if (r->verdict.console_err != 0)
+		log_msg(LVL_WARN, "console log refused: not read at release",
+		    "{s:s, s:s, s:s, s:s}", "vf", r->vf, "instance_id",
+		    r->instance_id, "path", r->verdict.console_path, "error",
+		    io_strerror(r->verdict.console_err));
+	if (!r->verdict.suspect && r->verdict.err != 0)
 		log_msg(LVL_ERROR, "cannot decide whether the VF is suspect",
 		    "{s:s, s:s}", "vf", r->vf, "error",
 		    strerror(r->verdict.err));
@@ -130,7 +136,8 @@ cmd_reconcile(struct ctx *c)
 {
 	struct suspicion_how how = { .window = c->conf.suspect_window,
 	    .on_unknown = c->conf.suspect_on_unknown,
-	    .threshold = c->conf.threshold };
+	    .threshold = c->conf.threshold,
+	    .read_max = c->conf.console_read_max };
 	struct reconcile_conf conf = { .s = &c->s, .how = &how,
 	    .sysfs_root = c->conf.sysfs_root,
 	    .proc_root = c->a.proc_root ? c->a.proc_root : "/",

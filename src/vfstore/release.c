@@ -8,6 +8,7 @@
 
 #include "claimrelease.h"
 #include "cli.h"
+#include "io.h"
 #include "log.h"
 #include "suspect.h"
 
@@ -25,6 +26,16 @@ verdict_failed(struct ctx *c, const struct claimop *r,
 	    "{s:s, s:s}", "vf", r->vf, "error", v->why != NULL &&
 	    v->why[0] != '\0' ? v->why : strerror(v->err));
 	c->audit_failed = true;
+}
+
+/* The released claim's console log was refused (SPEC.md 8.3). */
+static void
+console_refused(const struct claimop *r, const struct suspicion_verdict *v)
+{
+	if (v->console_err != 0)
+		log_msg(LVL_WARN, "console log refused: not read at release",
+		    "{s:s, s:s, s:s}", "vf", r->vf, "path", v->console_path,
+		    "error", io_strerror(v->console_err));
 }
 
 int
@@ -54,6 +65,7 @@ cmd_release(struct ctx *c)
 	    "instance_id", c->a.instance, "ended", c->a.ended, "reason",
 	    c->a.reason);
 	ctx_audited(c, r.audit_err, "vf", r.vf);
+	console_refused(&r, &v);
 	verdict_failed(c, &r, &v);
 	return emit(json_pack("{s:s, s:s, s:b, s:b, s:s, s:b}",
 	    "instance_id", c->a.instance, "vf_address", r.vf, "released", 1,
