@@ -16,8 +16,9 @@ teardown() {
 }
 
 # write_textfiles DIR: the three textfiles of a small host, as the services
-# write them, and vfrecover's, of a recovery of another card that failed
-# at quiesce (after the others: their gauges count the first card alone).
+# write them, placement-sync's, and vfrecover's, of a recovery of another
+# card that failed at quiesce (after the others: their gauges count the
+# first card alone).
 write_textfiles() {
 	mk_host "$SYSFS" 1 2
 	local o="--data-dir $DATA --sysfs-root $SYSFS"
@@ -33,6 +34,15 @@ write_textfiles() {
 	# shellcheck disable=SC2086
 	sentinel-poll $o --once --targets "$T/no-targets" \
 	    --metrics-file "$1/vfsentinel-poller.prom" 2>/dev/null || return 1
+	# placement-sync's, after one cycle with Placement unreachable (75).
+	printf 'data_dir = %s\nsysfs_root = %s\nmetrics.textfile_dir = %s\n' \
+	    "$DATA" "$SYSFS" "$1" >"$T/sync.conf"
+	printf '[placement]\nauth_type = admin_token\nendpoint = http://127.0.0.1:9\ntoken = admin\n' \
+	    >"$T/placement.conf"
+	placement-sync -c "$T/sync.conf" --config-file "$T/placement.conf" \
+	    --once >/dev/null 2>&1 && return 1
+	grep -q '^vfsentinel_placement_sync_errors_total{kind="unreachable"} 1$' \
+	    "$1/vfsentinel-placement.prom" || return 1
 	DEV=$SYSFS/sys/bus/pci/devices
 	mk_sriov_card 0000:e3:00.0 0000:e3:00.4
 	mkdir -p "$T/proc"

@@ -4,7 +4,7 @@
 
 load helpers
 
-PROGS="kmsg-watch gpu-probe vsock-answer sentinel-poll vfstore vfpick resources-report vfrecover libvirt-hook"
+PROGS="kmsg-watch gpu-probe vsock-answer sentinel-poll vfstore vfpick resources-report vfrecover libvirt-hook placement-sync"
 
 # Keys and defaults of SPEC.md 2.4.
 # Keys and defaults of SPEC.md 2.4 and 4.6 (an empty default: no value).
