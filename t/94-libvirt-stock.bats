@@ -42,9 +42,12 @@ setup() {
 	local uid t0 t1 t2
 	uid=$(id -u vfsentinel)
 	printf '%s\n' "3,1042,8462102,-;$WEDGED" >"$T/kmsg.rec"
-	# The pipeline runs as vfsentinel: the poller holds only
-	# CAP_DAC_READ_SEARCH (bit 2), apply nothing.
+	# The pipeline runs as vfsentinel: the poller, which parses the
+	# guests' bytes, holds nothing; its opener only CAP_DAC_READ_SEARCH
+	# (bit 2, SPEC 8.3); apply nothing.
 	run -0 caps "$(poller_pid)"
+	assert_output "$uid 0000000000000000"
+	run -0 caps "$(pgrep -P "$(poller_pid)" -x sentinel-opener)"
 	assert_output "$uid 0000000000000004"
 	run -0 caps "$(svc_pid)"
 	assert_output "$uid 0000000000000000"
