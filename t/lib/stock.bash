@@ -69,8 +69,9 @@ stock_setup() {
 	T=$BATS_TEST_TMPDIR
 }
 
-# stock_libvirt DIR: the namespace, with libvirt-daemon-system's layout
-# and defaults, and virtlogd running as Debian runs it (root).
+# stock_libvirt DIR [noguest]: the namespace, with libvirt-daemon-system's
+# layout and defaults, and virtlogd running as Debian runs it (root);
+# Debian's guest kernel and the base initramfs unless noguest.
 stock_libvirt() {
 	lv_setup "$1"
 	echo "$LV_HOLDER" >"$W/holder.pid"
@@ -86,8 +87,10 @@ stock_libvirt() {
 	    "$LV/lib/qemu/channel/target"
 	chmod 0711 "$LV/lib/images" "$LV/cache/qemu"
 	chmod 0755 "$LV" "$LV/lib" "$LV/log" "$LV/log/qemu"
-	cp "$VFS_TOOLS/guest-kernel/vmlinuz" "$LV/lib/images/vmlinuz"
-	sh "$VFS_ROOT/t/lib/guest-initramfs.sh" base "$W/base.gz"
+	if [ "${2:-}" != noguest ]; then
+		cp "$VFS_TOOLS/guest-kernel/vmlinuz" "$LV/lib/images/vmlinuz"
+		sh "$VFS_ROOT/t/lib/guest-initramfs.sh" base "$W/base.gz"
+	fi
 	lv_in setsid /usr/sbin/virtlogd -p /run/libvirt/virtlogd.pid \
 	    >>"$LV/virtlogd.out" 2>&1 3>&- &
 	lv_wait 10 test -S "$LV/run/virtlogd-sock"
