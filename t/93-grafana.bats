@@ -40,6 +40,26 @@ H2=h2:9100
 # one non-empty answer.
 EXPECT='
 $job|-|.*|4m|{job="node"} 1
+Fleet slots by profile and state|A|.*|4m|{profile="NVIDIA L40S-12Q"} 4
+Fleet slots by profile and state|A|.*|4m|{profile="NVIDIA L40S-24Q"} 4
+Fleet slots by profile and state|B|.*|9m|{state="drained"} 3
+Fleet slots by profile and state|B|.*|9m|{state="quarantined"} 2
+Fleet slots by profile and state|B|.*|9m|{state="suspect"} 0
+OpenStack Placement sync|A|.*|9m|{instance="h1:9100"} 240
+OpenStack Placement sync|A|.*|9m|{instance="h2:9100"} 540
+OpenStack Placement sync|B|.*|9m|{instance="h1:9100"} 4
+OpenStack Placement sync|B|.*|9m|{instance="h2:9100"} 1
+OpenStack Placement sync|B|h2:9100|9m|{instance="h2:9100"} 1
+OpenStack Placement sync|C|.*|9m|{instance="h1:9100",kind="conflict"} 0
+OpenStack Placement sync|C|.*|9m|{instance="h1:9100",kind="http"} 0
+OpenStack Placement sync|C|.*|9m|{instance="h1:9100",kind="in_use"} 0
+OpenStack Placement sync|C|.*|9m|{instance="h1:9100",kind="store"} 0
+OpenStack Placement sync|C|.*|9m|{instance="h1:9100",kind="unreachable"} 1
+OpenStack Placement sync|C|.*|9m|{instance="h2:9100",kind="conflict"} 0
+OpenStack Placement sync|C|.*|9m|{instance="h2:9100",kind="http"} 0
+OpenStack Placement sync|C|.*|9m|{instance="h2:9100",kind="in_use"} 0
+OpenStack Placement sync|C|.*|9m|{instance="h2:9100",kind="store"} 0
+OpenStack Placement sync|C|.*|9m|{instance="h2:9100",kind="unreachable"} 0
 $host|-|.*|4m|{instance="h1:9100"} 1
 $host|-|.*|4m|{instance="h2:9100"} 1
 Quarantined VFs|A|.*|4m|{instance="h1:9100"} 0
@@ -169,6 +189,11 @@ host_env() {
 	VFSENTINEL_CONF=$T/vfsentinel.conf
 	export T DATA SYSFS TF VFSENTINEL_CONF
 	vfstore --data-dir "$DATA" init >/dev/null 2>&1
+	# placement-sync's: the host's store, Placement unreachable.
+	printf 'data_dir = %s\nsysfs_root = %s\nmetrics.textfile_dir = %s\n' \
+	    "$DATA" "$SYSFS" "$TF" >"$T/sync.conf"
+	printf '[placement]\nauth_type = admin_token\nendpoint = http://127.0.0.1:9\ntoken = admin\n' \
+	    >"$T/placement.conf"
 }
 
 # o ARGS...: PROG with the host's data dir and sysfs tree (o vfstore ...).
@@ -219,14 +244,20 @@ counts() {
 	    "$c{result=\"rpc_error\"} $4"
 }
 
-# scan_and_snap N: a sentinel-poll scan and a resources-report, then the
-# host's textfiles, with their times, as snapshot N.
+# scan_and_snap N: a sentinel-poll scan, a resources-report and a
+# placement-sync cycle (Placement unreachable: 75, as on a host whose
+# sync fails), then the host's textfiles, with their times, as
+# snapshot N.
 scan_and_snap() {
 	o sentinel-poll --once --proc-root "$T" \
 	    --metrics-file "$TF/vfsentinel-poller.prom" \
 	    </dev/null >/dev/null 2>>"$T/err" 7>&-
 	o resources-report --format prometheus \
 	    --output "$TF/vfsentinel-resources.prom" 2>>"$T/err"
+	if placement-sync -c "$T/sync.conf" --config-file "$T/placement.conf" \
+	    --once >/dev/null 2>/dev/null 7>&-; then
+		return 1
+	fi
 	mkdir -p "$T/snap/$1"
 	cp -p "$TF"/*.prom "$T/snap/$1/"
 }
