@@ -271,6 +271,9 @@ LV_VERIFY=$VFS_ROOT/integrations/libvirt/libvirt-verify
 	run -1 --separate-stderr vfrecover --verify-suspects
 	assert_equal "$(jq -c '[.result, .exit]' <<<"$output")" '["error",69]'
 	[[ $stderr == *"no recovery.verify_domain_xml"* ]]
+	# vfrecover --card's verify step (no token): nothing verified, 0.
+	VFSENTINEL_VF=$VF4 VFSENTINEL_CARD=0000:e3:00.0 run -0 --separate-stderr "$LV_VERIFY"
+	[[ $stderr == *"not a suspect verification"* ]]
 	template
 	VIRSH_RC=1 VIRSH_ERR="error: failed to connect to the hypervisor" \
 		run -1 --separate-stderr vfrecover --verify-suspects

@@ -21,7 +21,9 @@ recovery.step_timeout=120 recovery.settle_timeout=60
 libvirt.qemu_state_dir=/var/lib/libvirt/qemu libvirt.deconfigure=true
 libvirt.lock_timeout=10 libvirt.log_dir=/var/log/libvirt/qemu
 suspect.window=600 suspect.on_unknown=false suspect.placement=auto
-suspect.verify_interval=30"
+suspect.verify_interval=30 suspect.trust_ok=true
+recovery.verify_domain_xml= recovery.verify_wait=90
+recovery.verify_libvirt_uri=qemu:///system"
 
 setup() {
 	vfs_setup

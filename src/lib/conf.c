@@ -35,7 +35,8 @@ struct key {
 	const char *name;
 	enum key_kind kind;
 	size_t offset;
-	unsigned min;
+	unsigned min;			/* KEY_PATH: 1 when "" (none) is
+					 * allowed */
 	unsigned max;
 	unsigned readers;		/* CONF_READER_HOOK when libvirt-hook
 					 * reads it (SPEC 8.1); 0 otherwise */
@@ -121,7 +122,7 @@ static const struct key keys[] = {
 	    CONF_READER_HOOK },
 	/* libvirt-verify's (SPEC 8.2): read by vfstore config for it. */
 	{ "recovery.verify_domain_xml", KEY_PATH,
-	    offsetof(struct conf, verify_domain_xml), 0, 0, 0 },
+	    offsetof(struct conf, verify_domain_xml), 1, 0, 0 },
 	{ "recovery.verify_wait", KEY_UINT,
 	    offsetof(struct conf, verify_wait), 1, 86400, 0 },
 	{ "recovery.verify_libvirt_uri", KEY_STRING,
@@ -304,7 +305,8 @@ apply(struct conf *c, const char *name, const char *value, char *why,
 		bad = "invalid value (not UTF-8)";
 	else if (k->kind == KEY_STRING && strlen(value) >= k->max)
 		bad = "invalid value (too long)";
-	else if (k->kind == KEY_PATH && *value != '/')
+	else if (k->kind == KEY_PATH && *value != '/' &&
+	    !(k->min == 1 && *value == '\0'))
 		bad = "invalid value (expected an absolute path)";
 	else if (strlen(value) >= PATH_MAX)
 		bad = "invalid value (path too long)";
