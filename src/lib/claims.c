@@ -17,7 +17,7 @@
 
 static const char *const claim_opt_keys[] = {
 	"profile", "type_id", "vsock", "control_socket", "app_log", "ok_at",
-	"verify_token", "domain_uuid"
+	"verify_token", "domain_uuid", "console_offset", "console_inode"
 };
 
 #define CLAIM_NOPT (sizeof(claim_opt_keys) / sizeof(claim_opt_keys[0]))
@@ -27,7 +27,8 @@ claim_opt(struct claim *cl, size_t k)
 {
 	char **f[] = { &cl->profile, &cl->type_id, &cl->vsock,
 	    &cl->control_socket, &cl->app_log, &cl->ok_at,
-	    &cl->verify_token, &cl->domain_uuid };
+	    &cl->verify_token, &cl->domain_uuid, &cl->console_offset,
+	    &cl->console_inode };
 
 	return f[k];
 }
@@ -38,7 +39,7 @@ claim_opt_value(const struct claim *cl, size_t k)
 {
 	const char *const f[] = { cl->profile, cl->type_id, cl->vsock,
 	    cl->control_socket, cl->app_log, cl->ok_at, cl->verify_token,
-	    cl->domain_uuid };
+	    cl->domain_uuid, cl->console_offset, cl->console_inode };
 
 	return f[k];
 }
@@ -384,4 +385,28 @@ claims_release(struct claims *c)
 	free(c->v);
 	c->v = NULL;
 	c->n = c->cap = 0;
+}
+
+/* A decimal number of up to 20 digits. */
+static bool
+decimal(const char *s, unsigned long long *v)
+{
+	char *end;
+
+	if (s == NULL || s[0] < '0' || s[0] > '9' || strlen(s) > 20)
+		return false;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return errno == 0 && *end == '\0';
+}
+
+bool
+claims_console_start(const struct claim *cl, unsigned long long *offset,
+    unsigned long long *inode)
+{
+	if (decimal(cl->console_offset, offset) &&
+	    decimal(cl->console_inode, inode) && *inode != 0)
+		return true;
+	*offset = *inode = 0;
+	return false;
 }

@@ -7,6 +7,7 @@
 #ifndef VFS_CLAIMS_H
 #define VFS_CLAIMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>
 
@@ -32,7 +33,21 @@ struct claim {
 	char *domain_uuid;		/* owned; the verification domain
 					   that took the claim over, NULL
 					   until then */
+	char *console_offset;		/* owned; the console log's size in
+					   bytes when the claim was made, in
+					   decimal (SPEC.md 8.2): what the
+					   assignment wrote follows it; NULL
+					   when the log did not exist */
+	char *console_inode;		/* owned; that log's inode then, in
+					   decimal; NULL with the offset */
 };
+
+/*
+ * The console offset of cl as numbers: true when both fields are
+ * decimal numbers, *offset and *inode set; false (both 0) otherwise.
+ */
+bool claims_console_start(const struct claim *cl,
+    unsigned long long *offset, unsigned long long *inode);
 
 struct claims {
 	struct claim *v;		/* owned */

@@ -40,6 +40,8 @@ suspicion_case_init(struct suspicion_case *sc, const struct claim *cl)
 	sc->claimed_at = strdup(cl->claimed_at);
 	sc->app_log = given(cl->app_log) ? strdup(cl->app_log) : NULL;
 	sc->profile = given(cl->profile) ? strdup(cl->profile) : NULL;
+	(void)claims_console_start(cl, &sc->console_offset,
+	    &sc->console_inode);
 	if (sc->instance_id != NULL && sc->claimed_at != NULL &&
 	    (sc->app_log != NULL || !given(cl->app_log)) &&
 	    (sc->profile != NULL || !given(cl->profile)))
@@ -71,11 +73,13 @@ suspicion_case_release(struct suspicion_case *sc)
  * tenant's endless line costs milliseconds, not the lock.
  */
 static bool
-console_says_ok(const char *path, const struct suspicion_how *how,
-    struct suspicion_verdict *v)
+console_says_ok(const struct suspicion_case *sc,
+    const struct suspicion_how *how, struct suspicion_verdict *v)
 {
+	const char *path = sc->app_log;
 	size_t max = how->read_max != 0 ? how->read_max :
 	    SUSPICION_READ_MAX, len = 0, n;
+	unsigned long long start, from = 0;
 	char *text, *p, *nl;
 	struct stat st;
 	bool ok = false;
@@ -91,9 +95,18 @@ console_says_ok(const char *path, const struct suspicion_how *how,
 		}
 		return false;
 	}
-	text = safeopen_read_tail(fd, &st, 0, max, &len, NULL);
+	/* Only what this assignment wrote: after the offset the claim
+	 * recorded, in that file; a rotated or new file from its start. */
+	start = sc->console_inode != 0 && st.st_ino == sc->console_inode ?
+	    sc->console_offset : 0;
+	text = safeopen_read_tail(fd, &st, start, max, &len, &from);
 	close(fd);
-	for (p = text; !ok && p != NULL && p < text + len; p = nl + 1) {
+	p = text;
+	/* A tail cut by the bound starts inside a line: not a whole one. */
+	if (text != NULL && from > start && (p = memchr(text, '\n', len)) !=
+	    NULL)
+		p++;
+	for (; !ok && p != NULL && p < text + len; p = nl + 1) {
 		if ((nl = memchr(p, '\n', (size_t)(text + len - p))) == NULL)
 			break;
 		n = (size_t)(nl - p) + 1;
@@ -132,7 +145,7 @@ may_suspect(const struct suspicion_case *sc, const struct suspicion_how *how,
 	    !(strcmp(ended, "unknown") == 0 && how->on_unknown))
 		return false;
 	return within_window(sc->claimed_at, how->window, now) &&
-	    (how->ignore_ok || !console_says_ok(sc->app_log, how, v));
+	    (how->ignore_ok || !console_says_ok(sc, how, v));
 }
 
 /* True when h holds a failure of this very assignment, or the VF is

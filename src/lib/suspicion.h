@@ -67,6 +67,10 @@ struct suspicion_case {
 	char *claimed_at;		/* owned */
 	char *app_log;			/* owned; NULL when none */
 	char *profile;			/* owned; NULL when none */
+	unsigned long long console_offset;	/* the assignment's console
+					 * starts there in console_inode
+					 * (SPEC 8.2); 0, 0: unknown */
+	unsigned long long console_inode;
 	bool ok;			/* ok_at was set */
 	bool provable;			/* an agent endpoint or console */
 };

@@ -9,6 +9,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "endpoint.h"
 #include "io.h"
 #include "log.h"
+#include "safeopen.h"
 #include "timefmt.h"
 #include "libvirt-hook.h"
 #include "claims.h"
@@ -59,10 +61,37 @@ configure(struct hook *h, const char *vf, unsigned id)
 	return phases_refuse(msg);
 }
 
+/*
+ * The console log's size and inode now (SPEC.md 8.2): what this
+ * assignment's guest writes follows them, so an append='on' log keeps no
+ * older OK that counts. Only looked at (O_PATH, no link followed, never
+ * opened); left out when there is no regular file yet.
+ */
+static void
+console_start(const struct hook *h, struct claim *cl, char *offset,
+    char *inode, size_t len)
+{
+	struct stat st;
+	int fd;
+
+	if (h->dom.app_log[0] == '\0' || (fd = safeopen_path(AT_FDCWD,
+	    h->dom.app_log, SAFEOPEN_NO_LINKS)) == -1)
+		return;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		(void)snprintf(offset, len, "%llu",
+		    (unsigned long long)st.st_size);
+		(void)snprintf(inode, len, "%llu",
+		    (unsigned long long)st.st_ino);
+		cl->console_offset = offset;
+		cl->console_inode = inode;
+	}
+	close(fd);
+}
+
 int
 claim_new(struct hook *h, const struct placement_vf *v)
 {
-	char now[TIMEFMT_MAX], type_id[16];
+	char now[TIMEFMT_MAX], type_id[16], offset[24], inode[24];
 	struct claim cl = { 0 };
 	unsigned id = 0;
 
@@ -74,6 +103,7 @@ claim_new(struct hook *h, const struct placement_vf *v)
 	}
 	memcpy(cl.vf, v->vi->addr, sizeof(cl.vf));
 	cl.instance_id = h->dom.uuid;
+	console_start(h, &cl, offset, inode, sizeof(offset));
 	if (claimlife_new(&h->view.claims, &cl, now, sizeof(now)) == -1)
 		return phases_refuse(errno == ENOMEM ? "out of memory" :
 		    "cannot format the claim time");

@@ -202,6 +202,7 @@ file_fill(struct logtails *ts, size_t i, const char *instance_id,
 	memset(f, 0, sizeof(*f));
 	logtail_init(&f->lt);
 	f->seen = true;
+	f->fresh = true;
 	f->instance_id = strdup(instance_id);
 	f->vf = strdup(vf);
 	f->claimed_at = strdup(claimed_at);
@@ -371,6 +372,16 @@ file_rotated(struct logtails *ts, struct logtail_file *f, const char *path,
 	return rc;
 }
 
+void
+logtails_start(struct logtail_file *f, unsigned long long ino,
+    unsigned long long offset)
+{
+	if (!f->fresh || ino == 0)
+		return;
+	f->ino = (ino_t)ino;
+	f->lt.offset = offset;
+}
+
 int
 logtails_pass(struct logtails *ts, struct logtail_file *f, const char *path,
     const struct logtail_io *io)
@@ -382,6 +393,7 @@ logtails_pass(struct logtails *ts, struct logtail_file *f, const char *path,
 
 	if (b.left < LOGTAIL_LINE_MAX + 1)
 		b.left = LOGTAIL_LINE_MAX + 1;
+	f->fresh = false;
 	logtail_pass_begin(&f->lt);
 	if ((fd = open_regular(io, path, &st)) == -1) {
 		if (io->report != NULL)

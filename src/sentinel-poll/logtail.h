@@ -76,6 +76,7 @@ struct logtail_file {
 	char *claimed_at;		/* owned */
 	ino_t ino;			/* 0 until the log was opened */
 	bool seen;			/* got since the last sweep */
+	bool fresh;			/* no pass yet */
 	bool agent_answered;		/* the agent answered over an
 					 * endpoint in this assignment */
 	struct logtail lt;
@@ -139,6 +140,18 @@ void logtails_release(struct logtails *ts);
  */
 struct logtail_file *logtails_get(struct logtails *ts,
     const char *instance_id, const char *vf, const char *claimed_at);
+
+/*
+ * Where a fresh tail (no pass yet) begins: at offset of the log whose
+ * inode is ino, the size the claim recorded when it was made (SPEC.md
+ * 8.2), so what the log held before this assignment (an append='on' log)
+ * is never read. The first pass reads from there when the log still has
+ * that inode; a rotated log's rest from there first, then the new file
+ * from 0; a replaced one from 0. ino 0, or a tail that made a pass:
+ * nothing changes.
+ */
+void logtails_start(struct logtail_file *f, unsigned long long ino,
+    unsigned long long offset);
 
 /*
  * One pass of f over the log at path: forgets the last marker, then

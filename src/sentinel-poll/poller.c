@@ -738,6 +738,9 @@ log_scan(struct poller *p, const struct targets *ts)
 			continue;
 		f = logtails_get(&p->tails, t->instance_id, t->vf,
 		    t->claimed_at);
+		if (f != NULL)
+			logtails_start(f, t->console_inode,
+			    t->console_offset);
 		if (f == NULL || logtails_pass(&p->tails, f, t->app_log,
 		    &io) == -1) {
 			out_of_memory(p);

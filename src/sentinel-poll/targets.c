@@ -53,6 +53,7 @@ dup_opt(char **dst, const char *src)
 struct target_view {
 	const char *vf, *instance_id, *claimed_at, *vsock, *control_socket,
 	    *app_log;
+	unsigned long long console_offset, console_inode;
 };
 
 static int
@@ -73,6 +74,8 @@ add_view(struct targets *ts, const struct target_view *src)
 		target_release(t);
 		return -1;
 	}
+	t->console_offset = src->console_offset;
+	t->console_inode = src->console_inode;
 	ts->n++;
 	return 0;
 }
@@ -83,7 +86,8 @@ targets_add(struct targets *ts, const struct target *src)
 	struct target_view v = { .vf = src->vf,
 	    .instance_id = src->instance_id, .claimed_at = src->claimed_at,
 	    .vsock = src->vsock, .control_socket = src->control_socket,
-	    .app_log = src->app_log };
+	    .app_log = src->app_log, .console_offset = src->console_offset,
+	    .console_inode = src->console_inode };
 
 	return add_view(ts, &v);
 }
@@ -112,6 +116,8 @@ targets_from_claims(const struct claims *c, struct targets *ts)
 		t.vsock = c->v[i].vsock;
 		t.control_socket = c->v[i].control_socket;
 		t.app_log = c->v[i].app_log;
+		(void)claims_console_start(&c->v[i], &t.console_offset,
+		    &t.console_inode);
 		if (targets_add(ts, &t) == -1)
 			return -1;
 	}
@@ -127,6 +133,19 @@ targets_append_all(struct targets *ts, const struct targets *src)
 		if (targets_add(ts, &src->v[i]) == -1)
 			return -1;
 	return 0;
+}
+
+/* A --targets line's console_offset and console_inode, decimal strings
+ * as the ledger holds them (claims.h); both or none. */
+static void
+console_start(const json_t *o, struct target_view *t)
+{
+	struct claim cl = { .console_offset = (char *)jsonl_str(o,
+	    "console_offset"), .console_inode = (char *)jsonl_str(o,
+	    "console_inode") };
+
+	(void)claims_console_start(&cl, &t->console_offset,
+	    &t->console_inode);
 }
 
 int
@@ -145,6 +164,7 @@ targets_parse_line(struct targets *ts, const char *line, size_t len,
 	t.vsock = jsonl_str(o, "vsock");
 	t.control_socket = jsonl_str(o, "control_socket");
 	t.app_log = jsonl_str(o, "app_log");
+	console_start(o, &t);
 	if (t.claimed_at == NULL)
 		t.claimed_at = "";
 	if (t.vf == NULL || !vfaddr_valid(t.vf) || t.instance_id == NULL ||

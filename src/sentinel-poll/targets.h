@@ -2,7 +2,8 @@
  * targets.h - the guests sentinel-poll checks: copied from the claims
  * ledger (store.h) or parsed from --targets lines, one JSON object each:
  * {"vf_address", "instance_id", "claimed_at", "vsock", "control_socket",
- * "app_log"}.
+ * "app_log", "console_offset", "console_inode"} (the last two decimal
+ * strings, as in the ledger).
  *
  * Ownership: a struct targets owns its array and every string of its
  * targets (deep copies); targets_release() releases them. Pointers into a
@@ -28,6 +29,10 @@ struct target {
 	char *vsock;			/* NULL when absent */
 	char *control_socket;
 	char *app_log;
+	unsigned long long console_offset;	/* the assignment's console
+					 * starts there, in console_inode
+					 * (SPEC 8.2); 0, 0: unknown */
+	unsigned long long console_inode;
 };
 
 struct targets {

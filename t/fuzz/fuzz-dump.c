@@ -77,7 +77,7 @@ static void
 check_claims(char **f)
 {
 	struct claim cl = { "0000:e3:00.4", f[2], f[3], f[4], f[5], f[6],
-	    f[7], NULL, NULL, NULL, NULL };
+	    f[7], NULL, NULL, NULL, NULL, NULL, NULL };
 	struct claims c = { &cl, 1, 1 }, again;
 	char why[1024], *text;
 	size_t len = 0;

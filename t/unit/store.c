@@ -334,7 +334,7 @@ test_claims_roundtrip(void)
 	    "  ]\n}";
 	struct claims c;
 	struct claim add = { "0000:e3:00.4", "i-2", "2026-08-20T15:00:00Z",
-	    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
+	    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
 	char why[512], *out;
 	size_t len;
 	const char *in = C0 "{\"vf_address\":\"0000:e3:00.5\",\"instance_id\":"

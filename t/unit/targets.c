@@ -71,9 +71,10 @@ test_copies(void)
 {
 	struct claim cl[2] = {
 		{ "0000:e3:00.4", "i-1", "2026-08-20T15:00:00Z", NULL, NULL,
-		    "vsock:3:1", "/run/a.sock", NULL, NULL, NULL, NULL },
+		    "vsock:3:1", "/run/a.sock", NULL, NULL, NULL, NULL, NULL,
+		    NULL },
 		{ "0000:e3:00.5", "i-2", "2026-08-20T16:00:00Z", NULL, NULL,
-		    NULL, NULL, NULL, NULL, NULL, NULL }
+		    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
 	};
 	struct claims c = { cl, 2, 2 };
 	struct targets ts = { 0 }, copy = { 0 };
@@ -204,8 +205,10 @@ static void
 test_marks(void)
 {
 	struct target_marks m = { 0 };
-	struct target a = { "0000:e3:00.4", "i-1", "t1", NULL, NULL, NULL };
-	struct target b = { "0000:e3:00.4", "i-1", "t2", NULL, NULL, NULL };
+	struct target a = { "0000:e3:00.4", "i-1", "t1", NULL, NULL, NULL, 0,
+	    0 };
+	struct target b = { "0000:e3:00.4", "i-1", "t2", NULL, NULL, NULL, 0,
+	    0 };
 
 	ok(targets_marks_set(&m, &a) == 1 && m.n == 1, "a new mark: 1");
 	ok(targets_marks_set(&m, &a) == 0 && m.n == 1, "marked again: 0");
