@@ -59,6 +59,7 @@ replay() {
 @test "fuzz corpus replays: vsock request parser" { replay guest-request; }
 @test "fuzz corpus replays: vsock reply parser" { replay guest-reply; }
 @test "fuzz corpus replays: hybrid-vsock OK line" { replay hvsock; }
+@test "fuzz corpus replays: sentinel-poll's opener request protocol" { replay opener; }
 @test "fuzz corpus replays: console-marker matcher" { replay marker; }
 @test "fuzz corpus replays: console-log tail" { replay logtail; }
 @test "fuzz corpus replays: endpoints" { replay endpoint; }
