@@ -12,6 +12,7 @@
 load helpers
 load lib/placement
 load lib/openstack
+load lib/runit
 
 A=0000:e3:00.0
 V4=0000:e3:00.4
@@ -36,6 +37,7 @@ setup() {
 }
 
 teardown() {
+	runit_teardown
 	if [ -n "${SYNC_PID:-}" ]; then
 		kill "$SYNC_PID" 2>/dev/null || :
 		wait "$SYNC_PID" 2>/dev/null || :
@@ -323,4 +325,45 @@ pf_inv() {
 	wait "$SYNC_PID" || rc=$?
 	SYNC_PID=
 	assert_equal "$rc" 0
+}
+
+# allocated VF: 0 when VF's provider holds vfsentinel's allocation.
+allocated() {
+	vf_rp "$1" | jq -e '.allocations | length == 1' >/dev/null
+}
+
+# kept_down NAME: runit keeps NAME down (sv down from ./finish), not
+# waiting to restart it.
+kept_down() {
+	local st
+	st=$(sv status "$RUNIT_SV/$1")
+	[[ $st == down:* && $st != *'want up'* ]]
+}
+
+@test "the runit service: placement-sync as the service runs it; a configuration error keeps it down" {
+	need_tool runsvdir runsv sv chpst setsid
+	runit_setup
+	runit_copy vfsentinel-placement
+	runit_test_path vfsentinel-placement
+	runit_env vfsentinel-placement VFSENTINEL_CONF "$VFSENTINEL_CONF"
+	runit_env vfsentinel-placement PLACEMENT_CONF "$T/placement.conf"
+	ntree tree "$NODE" --vf $V4 --vf $V5
+	quarantine $V5
+	# runsvdir in Placement's namespace, as runit_start does it.
+	ln -sfn "$RUNIT_SV/vfsentinel-placement" "$RUNIT_SCAN/"
+	pl_bg /dev/null /dev/null setsid runsvdir -P "$RUNIT_SCAN" 'log: ..........'
+	# shellcheck disable=SC2034 # for runit_teardown
+	RUNIT_PID=$PL_BG
+	runit_wait_stat vfsentinel-placement run 100
+	wait_long allocated $V5
+	# Its log lines reach svlogd; a store change wakes it.
+	quarantine $V4
+	wait_long allocated $V4
+	wait_long grep -q '"msg":"placement changed"' "$RUNIT_SV/vfsentinel-placement/log/main/current"
+	# A configuration error (78): ./finish keeps it down until sv up.
+	printf '[placement]\nauth_type = nosuch\n' >"$T/placement.conf"
+	sv term "$RUNIT_SV/vfsentinel-placement"
+	wait_long kept_down vfsentinel-placement
+	run -0 grep -c '"msg":"bad configuration"' "$RUNIT_SV/vfsentinel-placement/log/main/current"
+	assert_output 1
 }
