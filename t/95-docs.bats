@@ -12,7 +12,7 @@ KEYS="data_dir=/var/lib/vfsentinel sysfs_root=/ gpu.vf_quarantine_threshold=2
 sentinel.interval=5 sentinel.timeout=5 sentinel.concurrency=64
 guest.vsock_port=2222 metrics.textfile_dir=/var/lib/vfsentinel/metrics
 sentinel.framework_recheck=60 sentinel.console_kernel_lines=auto
-sentinel.console_read_max=4194304
+sentinel.console_read_max=4194304 sentinel.privileged_dirs=
 reconcile.grace=120
 recovery.systemic_window=3600 recovery.systemic_fraction=0.5
 recovery.quiesce_command= recovery.restore_command=
