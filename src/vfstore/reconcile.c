@@ -4,7 +4,9 @@
  * that are provably gone; here its lines, logs and textfile.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "auditlog.h"
 #include "cli.h"
@@ -15,11 +17,66 @@
 
 #include "vfstore.h"
 
-/* The counters of --metrics-file, over every pass of this run. */
+/* How often the running service repeats the warning of one unclaimed
+ * VF in use (SPEC 8.1); a --once run warns every time. */
+#define UNCLAIMED_WARN_EVERY 300
+
+/* A VF in use with no claim, and when it was last warned of. */
+struct warned {
+	char vf[VF_ADDR_LEN + 1];
+	time_t at;
+};
+
+/* The counters of --metrics-file, over every pass of this run, and the
+ * unclaimed VFs warned of. */
 struct totals {
 	unsigned long long uncertain;
 	unsigned long long released;
+	struct warned *w;		/* owned */
+	size_t nw;
+	bool repeat;			/* --interval: rate-limit warnings */
 };
+
+/* True when the warning of vf is due (and marks it given now). */
+static bool
+warn_due(struct totals *t, const char *vf, time_t now)
+{
+	struct warned *w;
+	size_t i;
+
+	for (i = 0; i < t->nw; i++)
+		if (strcmp(t->w[i].vf, vf) == 0)
+			break;
+	if (i < t->nw && t->repeat &&
+	    now - t->w[i].at < UNCLAIMED_WARN_EVERY)
+		return false;
+	if (i == t->nw) {
+		if ((w = realloc(t->w, (t->nw + 1) * sizeof(*w))) == NULL)
+			return true;	/* warned every time: no harm */
+		t->w = w;
+		(void)snprintf(w[t->nw++].vf, sizeof(w->vf), "%s", vf);
+	}
+	t->w[i].at = now;
+	return true;
+}
+
+/* The pass's VFs in use with no claim: nothing watches their guests. */
+static void
+unclaimed_log(const struct reconcile_pass *p, struct totals *t)
+{
+	time_t now = time(NULL);
+	size_t i;
+
+	for (i = 0; i < p->nunclaimed; i++)
+		if (warn_due(t, p->unclaimed[i].vf, now))
+			log_msg(LVL_WARN, "VF in use with no claim: not "
+			    "watched", "{s:s, s:I, s:s, s:s}", "vf",
+			    p->unclaimed[i].vf, "pid",
+			    (json_int_t)p->unclaimed[i].pid, "comm",
+			    p->unclaimed[i].comm, "fix", "claim it (vfpick "
+			    "--adopt), or restart libvirtd once if its qemu "
+			    "hook was installed after libvirtd started");
+}
 
 /* Uncertain at warn, releases at info (audited from issue 12 on). */
 static void
@@ -98,11 +155,12 @@ reconcile_once(struct ctx *c, const struct reconcile_conf *conf,
     struct totals *t, int *out)
 {
 	struct reconcile_pass p;
-	size_t i;
+	size_t i, n;
 	int rc;
 
 	(void)reconcileengine_run(conf, &p);
 	rc = reconcile_status(&p, &c->s);
+	unclaimed_log(&p, t);
 	t->uncertain += p.uncertain;
 	t->released += p.released;
 	for (i = 0; i < p.n; i++) {
@@ -118,9 +176,10 @@ reconcile_once(struct ctx *c, const struct reconcile_conf *conf,
 	}
 	if (rc == 0 && p.audit_failed > 0)
 		rc = EX_IOERR;
+	n = p.nunclaimed;
 	reconcileengine_pass_release(&p);
 	if (c->a.metrics != NULL && reconcileengine_write_metrics(c->a.metrics,
-	    t->uncertain, t->released) < 0)
+	    t->uncertain, t->released, n) < 0)
 		log_msg(LVL_WARN, "cannot write metrics file", "{s:s, s:s}",
 		    "path", c->a.metrics, "error", strerror(errno));
 	return rc;
@@ -158,14 +217,17 @@ cmd_reconcile(struct ctx *c)
 		conf.grace = cli_uint(&c->cli, "--grace", c->a.grace, 0, 86400);
 	if (interval == 0) {
 		rc = reconcile_once(c, &conf, &t, &out);
+		free(t.w);
 		return out != 0 ? out : rc;
 	}
 	cli_stop_signals(true);
+	t.repeat = true;
 	do {
 		(void)reconcile_once(c, &conf, &t, &out);
 		if (out != 0)
 			wait_stop_set(&st, STOP_OUTPUT, 0);
 	} while (out == 0 && wait_nap(&st, interval) == 0);
+	free(t.w);
 	if (st.why == STOP_PEER)
 		log_msg(LVL_ERROR, "stdout reader went away", NULL);
 	return wait_exit_code(&st);

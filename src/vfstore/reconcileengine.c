@@ -7,6 +7,7 @@
  * tables (a VM relaunched in between keeps its claim).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,7 @@ reconcileengine_pass_release(struct reconcile_pass *p)
 	for (i = 0; i < p->n; i++)
 		free(p->v[i].instance_id);
 	free(p->v);
+	free(p->unclaimed);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -120,6 +122,64 @@ in_grace(const struct claim *cl, unsigned grace, const struct timespec *now,
 	    now->tv_nsec < at.tv_nsec);
 }
 
+/* PROC_ROOT/proc/PID/comm into buf ("" when it cannot be read). */
+static void
+read_comm(const char *proc_root, long pid, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	ssize_t n = -1;
+	int fd;
+
+	buf[0] = '\0';
+	if ((size_t)snprintf(path, sizeof(path), "%s/proc/%ld/comm",
+	    strcmp(proc_root, "/") == 0 ? "" : proc_root, pid) >=
+	    sizeof(path) || (fd = open(path, O_RDONLY | O_CLOEXEC |
+	    O_NONBLOCK | O_NOFOLLOW)) < 0)
+		return;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/*
+ * Every VF of the inventory that a process holds through VFIO (by the
+ * scan t) with no claim in cl, into p->unclaimed. -1 on ENOMEM; an
+ * unreadable inventory leaves p->inventory_read false.
+ */
+static int
+find_unclaimed(const struct reconcile_conf *conf, const struct claims *cl,
+    const struct tables *t, struct reconcile_pass *p)
+{
+	struct vf_inventory inv;
+	struct reconcile_unclaimed *u;
+	size_t i;
+	long pid;
+	int rc = 0;
+
+	if (!t->scanned || sysfs_inventory(conf->sysfs_root, &inv, NULL) < 0)
+		return 0;
+	p->inventory_read = true;
+	for (i = 0; i < inv.n && rc == 0; i++) {
+		if (claims_find_vf(cl, inv.v[i].addr) != NULL ||
+		    (pid = vfio_scan_holder(&t->held, conf->sysfs_root,
+		    inv.v[i].addr)) <= 0)
+			continue;
+		u = realloc(p->unclaimed, (p->nunclaimed + 1) * sizeof(*u));
+		if (u == NULL) {
+			rc = -1;
+			break;
+		}
+		p->unclaimed = u;
+		u += p->nunclaimed++;
+		memcpy(u->vf, inv.v[i].addr, sizeof(u->vf));
+		u->pid = pid;
+		read_comm(conf->proc_root, pid, u->comm, sizeof(u->comm));
+	}
+	sysfs_inventory_release(&inv);
+	return rc;
+}
+
 /* The first phase: every claim of cl, without a lock. */
 static int
 decide_all(const struct reconcile_conf *conf, const struct claims *cl,
@@ -150,8 +210,9 @@ decide_all(const struct reconcile_conf *conf, const struct claims *cl,
 			r->reason = "claimed_at is not a timestamp";
 		}
 	}
+	bad = i < cl->n || find_unclaimed(conf, cl, &t, p) < 0;
 	tables_release(&t);
-	return i == cl->n ? 0 : -1;
+	return bad ? -1 : 0;
 }
 
 static bool
@@ -392,7 +453,7 @@ reconcileengine_run(const struct reconcile_conf *conf, struct reconcile_pass *p)
 
 int
 reconcileengine_write_metrics(const char *path, unsigned long long uncertain,
-    unsigned long long released)
+    unsigned long long released, size_t unclaimed)
 {
 	struct prom p;
 	const char *text;
@@ -409,6 +470,11 @@ reconcileengine_write_metrics(const char *path, unsigned long long uncertain,
 	    "Claims of gone VMMs released by reconcile.");
 	prom_sample(&p, "vfsentinel_claims_released_total", NULL,
 	    (double)released);
+	prom_family(&p, "vfsentinel_unclaimed_vfs_in_use", "gauge",
+	    "VFs a process holds through VFIO with no claim: nothing "
+	    "watches their guests (the last pass).");
+	prom_sample(&p, "vfsentinel_unclaimed_vfs_in_use", NULL,
+	    (double)unclaimed);
 	if ((text = prom_finish(&p, &len)) != NULL)
 		rc = prom_write_textfile(path, text, len);
 	err = errno;

@@ -74,9 +74,20 @@ enum reconcile_status {
 	RECONCILE_NOMEM
 };
 
+/* A VF of the inventory that a process holds through VFIO with no claim
+ * in the ledger (SPEC 8.1): nothing watches its guest. */
+struct reconcile_unclaimed {
+	char vf[VF_ADDR_LEN + 1];
+	long pid;			/* one holder */
+	char comm[32];			/* its PROC/PID/comm; "" unread */
+};
+
 struct reconcile_pass {
 	struct reconcile_claim *v;	/* owned, ledger order */
 	size_t n;
+	struct reconcile_unclaimed *unclaimed;	/* owned, VF order */
+	size_t nunclaimed;
+	bool inventory_read;		/* unclaimed is the whole answer */
 	size_t uncertain;		/* examined claims left uncertain */
 	size_t released;
 	size_t audit_failed;		/* releases whose audit line failed */
@@ -117,10 +128,12 @@ void reconcileengine_pass_release(struct reconcile_pass *p);
  * Rewrites the Prometheus textfile path (prom_write_textfile) with the
  * two counters of a long-running reconcile:
  * hypeman_instances_vgpu_liveness_uncertain_total (upstream's name) and
- * vfsentinel_claims_released_total. 0 or -1/errno.
+ * vfsentinel_claims_released_total, and the gauge
+ * vfsentinel_unclaimed_vfs_in_use (the last pass's VFs in use with no
+ * claim). 0 or -1/errno.
  */
 int reconcileengine_write_metrics(const char *path,
     unsigned long long uncertain,
-    unsigned long long released);
+    unsigned long long released, size_t unclaimed);
 
 #endif
