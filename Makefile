@@ -21,6 +21,11 @@ MANDIR = $(PREFIX)/share/man
 DOCDIR = $(PREFIX)/share/doc/vfsentinel
 SYSCONFDIR ?= /etc
 SVDIR_INST ?= $(PREFIX)/share/vfsentinel/sv
+# The run scripts' shared part, sv/sv-lib.sh: the packages put it in
+# /usr/lib/vfsentinel (host) and /usr/lib/vfsentinel-guest (guest), the
+# paths the run scripts name; make install in both under PREFIX/lib,
+# and its copies of the run scripts name PREFIX's.
+SVLIB_INST = $(PREFIX)/lib/vfsentinel
 # systemd's unit directory under PREFIX: /usr/local/lib/systemd/system is
 # on systemd's search path for local installs, /usr/lib/systemd/system
 # is a package's. make install neither enables nor starts a unit.
@@ -220,7 +225,7 @@ lint-man:
 	done; echo "man pages clean"
 
 # Every shell file: tools, services, test libraries, torture, bench, fuzz.
-SHELL_FILES = $(wildcard tools/*.sh sv/*/run sv/*/finish sv/*/log/run \
+SHELL_FILES = $(wildcard tools/*.sh sv/sv-lib.sh sv/*/run sv/*/finish sv/*/log/run \
 	integrations/libvirt/libvirt-verify \
 	sv/*/control/* t/*.bash t/lib/*.bash t/lib/*.sh t/torture/*.sh \
 	t/torture/*.bash t/bench/*.sh t/bench/*.bash t/fuzz/run.sh \
@@ -317,10 +322,13 @@ install: all
 		$(INSTALL) -m 640 etc/placement.conf "$$conf.dist"; \
 		echo "install: kept $$conf; the shipped one is $$conf.dist"; \
 	else $(INSTALL) -m 640 etc/placement.conf "$$conf"; fi
-	@for s in sv/*; do \
+	$(INSTALL) -m 644 -D -t $(DESTDIR)$(SVLIB_INST)/ sv/sv-lib.sh
+	$(INSTALL) -m 644 -D -t $(DESTDIR)$(SVLIB_INST)-guest/ sv/sv-lib.sh
+	@for s in sv/vfsentinel-*; do \
 		d=$(DESTDIR)$(SVDIR_INST)/$${s#sv/}; \
 		mkdir -p "$$d/env"; \
 		(cd "$$s" && tar -cf - --exclude=./env .) | (cd "$$d" && tar -xf -); \
+		sed -i 's|/usr/lib/vfsentinel|$(SVLIB_INST)|' "$$d/run"; \
 		for f in "$$s"/env/*; do \
 			if [ -e "$$d/env/$${f##*/}" ]; then \
 				echo "install: kept $$d/env/$${f##*/}"; \
@@ -335,6 +343,7 @@ uninstall:
 	cd $(DESTDIR)$(BINDIR_INST) && rm -f $(PROG_SRCS:src/%.c=%) $(notdir $(SCRIPTS))
 	cd $(DESTDIR)$(MANDIR)/man1 && rm -f $(notdir $(wildcard share/man/man1/*.1))
 	rm -rf $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SVDIR_INST) $(DESTDIR)$(PREFIX)/share/vfsentinel/grafana \
+		$(DESTDIR)$(SVLIB_INST) $(DESTDIR)$(SVLIB_INST)-guest \
 		$(DESTDIR)$(PREFIX)/share/vfsentinel/verify
 	rm -f $(SYSTEMD_UNITS:%=$(DESTDIR)$(SYSTEMDUNITDIR)/%)
 	-rmdir $(DESTDIR)$(PREFIX)/share/vfsentinel 2>/dev/null

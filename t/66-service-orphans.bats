@@ -172,8 +172,9 @@ checks_total() {
 		"${sh#\#!}" -n "$f" || fail "$f does not parse"
 	done
 	need_tool shellcheck
-	run shellcheck "$VFS_ROOT"/sv/*/run "$VFS_ROOT"/sv/*/finish \
-	    "$VFS_ROOT"/sv/*/log/run "$VFS_ROOT"/sv/*/control/*
+	run shellcheck "$VFS_ROOT"/sv/sv-lib.sh "$VFS_ROOT"/sv/*/run \
+	    "$VFS_ROOT"/sv/*/finish "$VFS_ROOT"/sv/*/log/run \
+	    "$VFS_ROOT"/sv/*/control/*
 	assert_success
 	assert_output ""
 }

@@ -26,6 +26,13 @@ inst() {
 	cmp "$VFS_ROOT/etc/vfsentinel.conf" "$D/etc/vfsentinel/vfsentinel.conf"
 	[ -x "$D/usr/share/vfsentinel/sv/vfsentinel-reconcile/run" ]
 	[ -x "$D/usr/share/vfsentinel/sv/vfsentinel-answer/log/run" ]
+	# The run scripts' shared part, where each installed one looks.
+	local lib
+	for p in "$D"/usr/share/vfsentinel/sv/*/run; do
+		lib=$(sed -n 's/^\. "${VFSENTINEL_SV_LIB:-\(.*\)}"$/\1/p' "$p")
+		[ -z "$lib" ] || cmp "$VFS_ROOT/sv/sv-lib.sh" "$D$lib" ||
+			fail "$p names $lib"
+	done
 	# A staged install leaves the user and vfstore init to the target.
 	assert_output --partial "create the state directory as root"
 	# placement-sync's credentials: not for every user to read.

@@ -44,7 +44,10 @@ VFS_BUILD=${VFS_BUILD:-$VFS_ROOT/build}
 # promtool and node_exporter, extracted by tools/deps.sh (make deps).
 VFS_TOOLS=${VFS_TOOLS:-$VFS_ROOT/build-tools}
 PATH="$VFS_BIN:$VFS_BUILD/t:$PATH"
-export VFS_ROOT VFS_BIN VFS_BUILD VFS_TOOLS PATH
+# The run scripts' shared part (sv/sv-lib.sh), for the tests' copies of
+# the services (installed ones find theirs: t/deb unsets this).
+VFSENTINEL_SV_LIB=$VFS_ROOT/sv/sv-lib.sh
+export VFS_ROOT VFS_BIN VFS_BUILD VFS_TOOLS PATH VFSENTINEL_SV_LIB
 
 # vfs_setup: call from setup(). Exports T (the test's temp dir), DATA
 # (a data dir), SYSFS (an empty sysfs root) and an empty VFSENTINEL_CONF,

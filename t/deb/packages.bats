@@ -79,6 +79,8 @@ socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$d/org.vfsentinel.0"
 
 setup() {
 	vfs_setup
+	# The installed services source the installed sv-lib.sh.
+	unset VFSENTINEL_SV_LIB
 	runit_setup
 }
 

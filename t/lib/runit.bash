@@ -21,7 +21,13 @@ runit_setup() {
 	RUNIT_SCAN=$RUNIT_ROOT/service
 	RUNIT_PID=
 	mkdir -p "$RUNIT_SV" "$RUNIT_SCAN"
-	export RUNIT_ROOT RUNIT_SV RUNIT_SCAN
+	# The run scripts' shared part beside the copies, where a service
+	# that dropped root may read it again.
+	if [ -n "${VFSENTINEL_SV_LIB:-}" ]; then
+		cp "$VFS_ROOT/sv/sv-lib.sh" "$RUNIT_ROOT/sv-lib.sh"
+		VFSENTINEL_SV_LIB=$RUNIT_ROOT/sv-lib.sh
+	fi
+	export RUNIT_ROOT RUNIT_SV RUNIT_SCAN VFSENTINEL_SV_LIB
 }
 
 # runit_copy NAME... : copies sv/NAME (from $RUNIT_SRC, default the
