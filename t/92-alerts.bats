@@ -15,7 +15,7 @@ teardown() {
 	[ -z "${NE_PID:-}" ] || kill "$NE_PID" 2>/dev/null || true
 }
 
-# write_textfiles DIR: the three textfiles of a small host, as the services
+# write_textfiles DIR: the four textfiles of a small host, as the services
 # write them, placement-sync's, and vfrecover's, of a recovery of another
 # card that failed at quiesce (after the others: their gauges count the
 # first card alone).
@@ -30,6 +30,10 @@ write_textfiles() {
 	# shellcheck disable=SC2086
 	resources-report $o --format prometheus \
 	    --output "$1/vfsentinel-resources.prom" 2>/dev/null || return 1
+	# shellcheck disable=SC2086
+	vfstore $o reconcile --once --proc-root "$T" \
+	    --metrics-file "$1/vfsentinel-reconcile.prom" >/dev/null 2>&1 ||
+	    return 1
 	: >"$T/no-targets"
 	# shellcheck disable=SC2086
 	sentinel-poll $o --once --targets "$T/no-targets" \
