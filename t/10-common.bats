@@ -4,7 +4,7 @@
 
 load helpers
 
-PROGS=${COMMON_PROGS:-"kmsg-watch gpu-probe vsock-answer sentinel-poll vfstore vfpick resources-report vfrecover libvirt-hook"}
+PROGS=${COMMON_PROGS:-"kmsg-watch gpu-probe vsock-answer sentinel-poll vfstore vfpick resources-report vfrecover libvirt-hook placement-sync"}
 
 setup() {
 	vfs_setup

@@ -263,6 +263,13 @@ pf_inv() {
 	[[ "$stderr" == *'unknown argument: --bogus'*'usage:'* ]]
 	run -0 placement-sync --version
 	assert_output --regexp '^placement-sync \(vfsentinel\) [0-9]+\.[0-9]+\.[0-9]+$'
+	# A full stdout is 74 (SPEC 2.2), after the cycle.
+	printf 'data_dir = %s\nsysfs_root = %s\n' "$DATA" "$SYSFS" >"$VFSENTINEL_CONF"
+	sed -i "s|^endpoint = .*|endpoint = $PLACEMENT_URL|" "$T/placement.conf"
+	run -0 --separate-stderr psync --once
+	run -74 --separate-stderr bash -c "$(declare -f pl_ns)"'
+	    pl_ns placement-sync --config-file "$1" --once >/dev/full' _ "$T/placement.conf"
+	run -74 --separate-stderr bash -c 'placement-sync --version >/dev/full'
 }
 
 @test "the textfile: excluded VFs, errors by kind, the last successful cycle" {
