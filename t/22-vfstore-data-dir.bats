@@ -178,9 +178,37 @@ nobody_place() {
 	assert_equal "$output" ""
 	assert_regex "$stderr" "\"error\":\"lock $R/d/gpu/lock: Permission denied\""
 	run -77 --separate-stderr chpst -u nobody "$R/bin/vfstore" --data-dir "$R/d" check
+	# SPEC 8.5: check says so on stdout too.
+	assert_equal "$(jq -r '"\(.status) \(.reason) \(.lock)"' <<<"$output")" \
+	    "unavailable lock_permission $R/d/gpu/lock"
 	run -77 --separate-stderr chpst -u nobody "$R/bin/vfpick" --data-dir "$R/d" \
 	    --sysfs-root "$SYSFS" --profile "NVIDIA L40S-12Q" --claim i-3
 	assert_regex "$stderr" "$R/d/gpu/lock"
+	rm -rf "$R"
+}
+
+@test "root's vfstore check reports what the store's owner meets: a file it cannot open, a directory it cannot write (owner_access, 69)" {
+	nobody_place
+	vfstore --data-dir "$R/d" init --owner nobody >/dev/null 2>&1
+	vfstore --data-dir "$R/d" report-failure --vf $VF --instance i-1 \
+	    --assigned-at $AT >/dev/null 2>&1
+	chown nobody "$R/d/gpu/"*
+	run -0 --separate-stderr vfstore --data-dir "$R/d" check
+	assert_equal "$(jq -r .status <<<"$output")" ok
+	# Root reads it; the sentinel's user could not record.
+	chown root "$R/d/gpu/vf-health.json"
+	chmod 600 "$R/d/gpu/vf-health.json"
+	run -69 --separate-stderr vfstore --data-dir "$R/d" check
+	assert_equal "$(jq -c '{status, reason, owner, file}' <<<"$output")" \
+	    "{\"status\":\"unavailable\",\"reason\":\"owner_access\",\"owner\":\"nobody\",\"file\":\"$R/d/gpu/vf-health.json\"}"
+	assert_equal "$(jq -r .error <<<"$output")" "Permission denied"
+	chown nobody "$R/d/gpu/vf-health.json"
+	run -0 --separate-stderr vfstore --data-dir "$R/d" check
+	# A directory the owner cannot write: it could not save.
+	chmod 555 "$R/d/gpu"
+	run -69 --separate-stderr vfstore --data-dir "$R/d" check
+	assert_equal "$(jq -r '"\(.reason) \(.file)"' <<<"$output")" \
+	    "owner_access $R/d/gpu (creating a file)"
 	rm -rf "$R"
 }
 
