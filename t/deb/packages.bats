@@ -577,3 +577,27 @@ socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$T/elsewhere"
 	run -0 getent passwd vfsentinel
 	[ -d /var/lib/vfsentinel/gpu ]
 }
+
+@test "a first installation beside a running libvirtd with no other qemu hook says to restart it once; an upgrade or another hook does not" {
+	local line="vfsentinel: restart libvirtd once for its qemu hook to take effect (running domains keep running)"
+	dpkg --purge vfsentinel-openstack vfsentinel vfsentinel-guest >/dev/null 2>&1 || true
+	# A process named libvirtd, as the daemon's comm reads.
+	cp /bin/sleep "$T/libvirtd"
+	"$T/libvirtd" 300 3>&- &
+	local pid=$!
+	run -0 env DEBIAN_FRONTEND=noninteractive dpkg -i "$VFS_DEB_DIR"/vfsentinel_*.deb
+	assert_line "$line"
+	run -0 env DEBIAN_FRONTEND=noninteractive dpkg -i "$VFS_DEB_DIR"/vfsentinel_*.deb
+	refute_line "$line"
+	dpkg --purge vfsentinel >/dev/null
+	mkdir -p /etc/libvirt/hooks/qemu.d
+	printf '#!/bin/sh\n' >/etc/libvirt/hooks/qemu.d/other-test-hook
+	run -0 env DEBIAN_FRONTEND=noninteractive dpkg -i "$VFS_DEB_DIR"/vfsentinel_*.deb
+	rm -f /etc/libvirt/hooks/qemu.d/other-test-hook
+	refute_line "$line"
+	kill "$pid"
+	wait "$pid" || true
+	dpkg --purge vfsentinel >/dev/null
+	run -0 env DEBIAN_FRONTEND=noninteractive dpkg -i "$VFS_DEB_DIR"/vfsentinel_*.deb
+	refute_line "$line"
+}
