@@ -285,6 +285,8 @@ deb:
 # (t/deb/systemd.bats). Both upgrade to a rebuild one version higher
 # (build-deb-upgrade/); the container's rootfs is built once, into
 # build-tools/ (a test skips, saying so, where it cannot be built).
+# vfsentinel-openstack is installed and purged in an overlay copy of
+# this machine (t/deb/openstack.bats).
 check-deb: deb
 	@sh tools/deps.sh check-deb
 	@VFS_DEB_VERSION=$$(dpkg-parsechangelog -SVersion)+upgrade \
@@ -293,7 +295,7 @@ check-deb: deb
 	    echo "check-deb: no systemd rootfs; t/deb/systemd.bats skips"
 	@VFS_DEB_DIR=$(CURDIR)/build-deb \
 	    VFS_DEB_UPGRADE_DIR=$(CURDIR)/build-deb-upgrade \
-	    bats t/deb/packages.bats t/deb/systemd.bats
+	    bats t/deb/packages.bats t/deb/systemd.bats t/deb/openstack.bats
 
 demo: deps all
 	@bash tools/demo.sh

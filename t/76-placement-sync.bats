@@ -251,6 +251,9 @@ pf_inv() {
 	[[ "$stderr" == *'Placement unreachable'* ]]
 	run -78 --separate-stderr pl_ns placement-sync --config-file "$T/none.conf" --once
 	[[ "$stderr" == *'"msg":"configuration file missing"'* ]]
+	# The shipped file, all commented: no auth_type.
+	run -78 --separate-stderr pl_ns placement-sync --config-file "$VFS_ROOT/etc/placement.conf" --once
+	[[ "$stderr" == *'"msg":"no auth_type in [placement]'* ]]
 	printf '[placement]\nauth_type = nosuch\n' >"$T/bad.conf"
 	run -78 --separate-stderr pl_ns placement-sync --config-file "$T/bad.conf" --once
 	[[ "$stderr" == *'"msg":"bad configuration"'* ]]
