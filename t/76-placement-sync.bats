@@ -49,6 +49,19 @@ vf_rp() {
 	pshow | jq -c --arg n "${NODE}_pci_$(tr :. __ <<<"$1")" 'select(.name == $n)'
 }
 
+# candidates [QUERY]: the providers of NODE's VFs Placement offers for
+# VGPU:1 (GET /allocation_candidates, what `openstack allocation
+# candidate list --resource VGPU=1` asks), VF addresses sorted, one line.
+candidates() {
+	local names
+	names=$(pshow | jq -r '[.uuid, .name] | @tsv')
+	ntree request GET "/allocation_candidates?resources=VGPU:1${1:-}" |
+	    jq -r '.body.allocation_requests[].allocations | keys[]' |
+	    while read -r u; do
+		awk -F'\t' -v u="$u" '$1 == u { print $2 }' <<<"$names"
+	    done | sed -n "s/^${NODE}_pci_0000_e3_00_\(.\)$/\1/p" | sort | tr '\n' ' '
+}
+
 # pf_inv: the per-PF provider's inventory and traits.
 pf_inv() {
 	pshow | jq -c --arg n "${NODE}_${A^^}" 'select(.name == $n) |
@@ -59,6 +72,8 @@ pf_inv() {
 	ntree tree "$NODE" --vf $V4 --vf $V5 --vf $V6 --vf $V7
 	quarantine $V5
 	drain_vf $V6
+	run -0 candidates
+	assert_output '4 5 6 7 '
 	run -0 --separate-stderr psync --once
 	assert_equal "${#lines[@]}" 5
 	assert_line -n 0 "{\"vf\":\"$V5\",\"provider\":\"${NODE}_pci_0000_e3_00_5\",\"action\":\"allocate\"}"
@@ -72,6 +87,9 @@ pf_inv() {
 	run -0 vf_rp $V4
 	run -0 jq -c '[.traits, .allocations]' <<<"$output"
 	assert_output '[["OWNER_NOVA"],[]]'
+	# Placement no longer offers them.
+	run -0 candidates
+	assert_output '4 7 '
 	# Level-triggered: the same state again changes nothing.
 	run -0 --separate-stderr psync --once
 	assert_output '{"summary":true,"excluded":2,"changes":0,"errors":0}'
@@ -128,9 +146,14 @@ pf_inv() {
 	claim $V5 i-5
 	quarantine $V5
 	run -0 --separate-stderr psync --once
-	# The trait is set all the same; the allocation waits.
+	# The trait is set all the same; the allocation waits. A flavor
+	# forbidding the trait avoids the VF already.
 	assert_line -n 0 "{\"vf\":\"$V5\",\"provider\":\"${NODE}_pci_0000_e3_00_5\",\"action\":\"trait\"}"
 	assert_line -n 1 '{"summary":true,"excluded":1,"changes":1,"errors":1}'
+	ntree delete-allocation 11111111-2222-3333-4444-555555555555
+	run -0 candidates '&required=!CUSTOM_VFSENTINEL_EXCLUDED'
+	assert_output '4 '
+	run -0 ntree instance "$NODE" "${NODE}_pci_0000_e3_00_5" 11111111-2222-3333-4444-555555555555
 	[[ "$stderr" == *'"level":"warn"'*'still in use'*'"kind":"in_use"'* ]]
 	run -0 grep '^vfsentinel_placement_sync_errors_total{kind="in_use"}' "$T/metrics/vfsentinel-placement.prom"
 	assert_output 'vfsentinel_placement_sync_errors_total{kind="in_use"} 1'
