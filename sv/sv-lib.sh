@@ -127,13 +127,18 @@ sv_as_user() {
 	    --init-groups "$@"
 }
 
-# sv_drop [WHAT DIR]...: root starts the script again as the service
-# user (sv_user) when that user exists and may write each DIR, with
-# SV_DROP_OPTIONS (setpriv options, split on blanks) added; otherwise it
-# stays root and says why at warn, once a start ("user U may not write
-# WHAT"). Returns only where the script goes on as it is.
+# sv_drop [--SETPRIV-OPTION]... [WHAT DIR]...: root starts the script
+# again as the service user (sv_user), with those setpriv options (no
+# blanks in them), when that user exists and may write each DIR;
+# otherwise it stays root and says why at warn, once a start ("user U
+# may not write WHAT"). Returns only where the script goes on as it is.
 sv_drop() {
 	sv_user || return 0
+	_sv_opts=
+	while [ $# -gt 0 ] && [ "${1#--}" != "$1" ]; do
+		_sv_opts="$_sv_opts $1"
+		shift
+	done
 	_sv_why=
 	if ! id "$SV_USER" >/dev/null 2>&1; then
 		_sv_why="user $SV_USER does not exist"
@@ -149,7 +154,7 @@ sv_drop() {
 	if [ -z "$_sv_why" ]; then
 		# shellcheck disable=SC2086 # options, split on purpose
 		exec setpriv --reuid="$SV_USER" --regid="$(id -g "$SV_USER")" \
-		    --init-groups ${SV_DROP_OPTIONS:-} "$0" env-loaded dropped
+		    --init-groups $_sv_opts "$0" env-loaded dropped
 	fi
 	sv_log warn "running as root: cannot drop to the service user" \
 	    reason "$_sv_why"

@@ -151,8 +151,12 @@ stock_sentinel() {
 	rm -rf "$W/sv/log"
 	echo "$W/bin:/usr/bin:/bin" >"$W/sv/env/PATH"
 	echo "$W/etc/vfsentinel.conf" >"$W/sv/env/VFSENTINEL_CONF"
+	# The run scripts' shared part where vfsentinel, once dropped to,
+	# reads it again.
+	cp "$VFS_ROOT/sv/sv-lib.sh" "$W/sv-lib.sh"
 	ln -s "$W/sv" "$W/service/vfsentinel-sentinel"
-	lv_in setsid runsvdir -P "$W/service" >>"$W/sentinel.log" 2>&1 3>&- &
+	VFSENTINEL_SV_LIB=$W/sv-lib.sh lv_in setsid runsvdir -P "$W/service" \
+	    >>"$W/sentinel.log" 2>&1 3>&- &
 	wait_long pgrep -f "^runsvdir -P $W/service" >"$W/runsvdir.pid"
 	SVDIR_PID=$(cat "$W/runsvdir.pid")
 	wait_long poller_pid
