@@ -125,7 +125,7 @@ pf_inv() {
 	assert_output --partial '"status":204'
 }
 
-@test "suspect VFs are kept out only where suspect.placement is exclude" {
+@test "suspect VFs are kept out only where the effective suspect.placement is exclude" {
 	ntree tree "$NODE" --vf $V4 --vf $V5
 	printf '{"version":1,"suspects":[{"vf_address":"%s","instance_id":"i-4","assigned_at":"%s","ended_at":"%s","ended":"unclean","source":"libvirt-hook: reason=crashed"}]}' \
 		$V4 "$(date -u -d '-60 sec' +%Y-%m-%dT%H:%M:%SZ)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$DATA/gpu/vf-suspect.json"
@@ -138,6 +138,13 @@ pf_inv() {
 	run -0 --separate-stderr psync --once
 	assert_line -n 0 "{\"vf\":\"$V4\",\"provider\":\"${NODE}_pci_0000_e3_00_4\",\"action\":\"allocate\"}"
 	assert_line -n 2 '{"summary":true,"excluded":1,"changes":2,"errors":0}'
+	# auto (the default): exclude while a verify command is set.
+	sed -i '/^suspect.placement/d' "$VFSENTINEL_CONF"
+	run -0 --separate-stderr psync --once
+	assert_line -n 0 "{\"vf\":\"$V4\",\"provider\":\"${NODE}_pci_0000_e3_00_4\",\"action\":\"deallocate\"}"
+	echo 'recovery.verify_command = /bin/true' >>"$VFSENTINEL_CONF"
+	run -0 --separate-stderr psync --once
+	assert_line -n 0 "{\"vf\":\"$V4\",\"provider\":\"${NODE}_pci_0000_e3_00_4\",\"action\":\"allocate\"}"
 }
 
 @test "per-VF: a VF an instance still holds is refused (409), counted, and allocated once it is free" {
