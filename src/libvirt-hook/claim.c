@@ -58,7 +58,7 @@ configure(struct hook *h, const char *vf, unsigned id)
 	claims_remove_instance(&h->view.claims, h->dom.uuid);
 	(void)claim_save(h, "cannot remove the claim after a failed "
 	    "configure");
-	return phases_refuse(msg);
+	return refuse_start(msg);
 }
 
 /*
@@ -105,10 +105,10 @@ claim_new(struct hook *h, const struct placement_vf *v)
 	cl.instance_id = h->dom.uuid;
 	console_start(h, &cl, offset, inode, sizeof(offset));
 	if (claimlife_new(&h->view.claims, &cl, now, sizeof(now)) == -1)
-		return phases_refuse(errno == ENOMEM ? "out of memory" :
+		return refuse_start(errno == ENOMEM ? "out of memory" :
 		    "cannot format the claim time");
 	if (claim_save(h, "cannot persist the claim") == -1)
-		return phases_refuse("cannot persist the claim; see libvirt's "
+		return refuse_start("cannot persist the claim; see libvirt's "
 		    "log of this domain");
 	log_msg(LVL_INFO, "claimed VF for the domain", "{s:s, s:s, s:s, "
 	    "s:s?}", "vf", cl.vf, "instance_id", h->dom.uuid, "domain",
@@ -316,7 +316,7 @@ verify_configure(struct hook *h, struct claim *cl,
 	if (profile != NULL && id == 0) {
 		(void)snprintf(msg, sizeof(msg), "VF %s does not offer profile "
 		    "'%s'", cl->vf, profile);
-		return phases_refuse(msg);
+		return refuse_start(msg);
 	}
 	(void)snprintf(type_id, sizeof(type_id), "%u", id);
 	free(cl->domain_uuid);
@@ -324,16 +324,16 @@ verify_configure(struct hook *h, struct claim *cl,
 	if (id != 0 && cl->type_id == NULL)
 		cl->type_id = strdup(type_id);
 	if (cl->domain_uuid == NULL || (id != 0 && cl->type_id == NULL))
-		return phases_refuse("out of memory");
+		return refuse_start("out of memory");
 	if (claim_save(h, "cannot persist the verification's claim") == -1)
-		return phases_refuse("cannot persist the claim; see libvirt's "
+		return refuse_start("cannot persist the claim; see libvirt's "
 		    "log of this domain");
 	if (id == 0 || claimlife_configure(h->conf.sysfs_root, cl->vf, id,
 	    &already) == 0)
 		return 0;
 	(void)snprintf(msg, sizeof(msg), "cannot write vGPU type %u to VF "
 	    "%s: %s", id, cl->vf, strerror(errno));
-	return phases_refuse(msg);
+	return refuse_start(msg);
 }
 
 int
@@ -348,7 +348,7 @@ claim_verify(struct hook *h, struct claim *cl, const struct placement_vf *v)
 		(void)snprintf(msg, sizeof(msg), "VF %s is being verified "
 		    "(instance %.200s); it cannot be placed until the "
 		    "verification ends", cl->vf, cl->instance_id);
-		return phases_refuse(msg);
+		return refuse_start(msg);
 	}
 	if (verify_configure(h, cl, v) != 0)
 		return EXIT_NO;

@@ -114,7 +114,7 @@ conf_failed(struct hook *h, enum phase ph)
 		(void)snprintf(msg, sizeof(msg), "cannot load %s; starts of "
 		    "domains with vGPU VFs are refused until it is fixed "
 		    "(check it with vfstore config)", h->cli.err);
-		return phases_refuse(msg);
+		return refuse_start(msg);
 	}
 	return log_fail(0, "cannot load the configuration; left to vfstore "
 	    "reconcile", "{s:s, s:s, s:s}", "error", h->cli.err, "phase",
@@ -132,7 +132,7 @@ bad_value(const struct hook *h, enum phase ph, const char *why)
 		return 0;
 	(void)snprintf(msg, sizeof(msg), "bad domain XML: %s", why);
 	if (ph == PHASE_PREPARE)
-		return phases_refuse(msg);
+		return refuse_start(msg);
 	return log_fail(0, msg, "{s:s}", "phase", phase_names[ph]);
 }
 
@@ -151,7 +151,7 @@ judge(enum phase ph, int st)
 		log_msg(LVL_ERROR, "the phase's work failed; left to vfstore "
 		    "reconcile", "{s:s, s:i}", "phase", phase_names[ph],
 		    "status", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-	return ph == PHASE_PREPARE ? phases_refuse(internal_error) : 0;
+	return ph == PHASE_PREPARE ? refuse_start(internal_error) : 0;
 }
 
 /* The phase's work in a child, so that its death cannot change the
@@ -165,7 +165,7 @@ work_in_child(struct hook *h, enum phase ph)
 	if ((pid = fork()) == -1) {
 		log_msg(LVL_ERROR, "cannot fork", "{s:s}", "error",
 		    strerror(errno));
-		return ph == PHASE_PREPARE ? phases_refuse(internal_error) : 0;
+		return ph == PHASE_PREPARE ? refuse_start(internal_error) : 0;
 	}
 	if (pid == 0)
 		_exit(phases_work(h, ph) & 0xff);

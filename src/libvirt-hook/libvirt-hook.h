@@ -113,9 +113,10 @@ int phases_work(struct hook *h, enum phase ph);
  * configuration, the work in a child; the hook's exit code. */
 int guard_run(struct hook *h, bool lock_given);
 
-/* phases.c: refuses a prepare: the JSON log, then the last stderr line,
- * "vfsentinel: " and msg, plain, for virsh to show. Returns 1. */
-int phases_refuse(const char *msg);
+/* refuse.c: refuses a prepare: the JSON log, then the last stderr line,
+ * "vfsentinel: " and msg, plain, for virsh to show (and syslog).
+ * Returns 1. */
+int refuse_start(const char *msg);
 
 /* claim.c: a new claim of vf for the domain (prepare), with --configure
  * when the domain names a profile. 0, or a refusal's code. */

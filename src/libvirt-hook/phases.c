@@ -33,21 +33,6 @@ phases_of(const char *op, const char *sub)
 	return PHASE_OTHER;
 }
 
-int
-phases_refuse(const char *msg)
-{
-	char line[2048];
-
-	log_msg(LVL_ERROR, "refused the domain's start", "{s:s}", "reason",
-	    msg);
-	/* virsh shows the hook's stderr: one plain sentence, last; the
-	 * journal gets it too. */
-	(void)snprintf(line, sizeof(line), "vfsentinel: %s", msg);
-	(void)dprintf(STDERR_FILENO, "%s\n", line);
-	log_syslog_line(LVL_ERROR, line);
-	return EXIT_NO;
-}
-
 /* True if vf is an NVIDIA vGPU VF of this host (4.3's inventory: it has
  * nvidia/creatable_vgpu_types). */
 static bool
@@ -96,7 +81,7 @@ phases_find_vfs(struct hook *h, enum phase ph)
 	    "vfsentinel metadata is not a vGPU VF of this host; fix the "
 	    "metadata", h->dom.meta_vf);
 	if (ph == PHASE_PREPARE)
-		return phases_refuse(msg);
+		return refuse_start(msg);
 	log_msg(LVL_WARN, msg, NULL);
 	return 0;
 }
@@ -239,11 +224,11 @@ prepare(struct hook *h)
 		    "(%s, %s%s); vfsentinel tracks one VF per domain",
 		    h->vfs.n, h->vfs.v[0], h->vfs.v[1], h->vfs.n > 2 ? ", ..." :
 		    "");
-		return phases_refuse(msg);
+		return refuse_start(msg);
 	}
 	if (phases_lock(h, msg, sizeof(msg)) == -1 ||
 	    load_all(h, msg, sizeof(msg)) == -1)
-		return phases_refuse(msg);
+		return refuse_start(msg);
 	held = claims_find_instance(&h->view.claims, h->dom.uuid);
 	if (held != NULL && strcmp(held->vf, vf) == 0) {
 		log_msg(LVL_INFO, "the domain already holds the claim",
@@ -255,19 +240,19 @@ prepare(struct hook *h)
 		(void)snprintf(msg, sizeof(msg), "instance %s already holds "
 		    "VF %s, not %s; release it first (vfstore release "
 		    "--instance %s)", h->dom.uuid, held->vf, vf, h->dom.uuid);
-		return phases_refuse(msg);
+		return refuse_start(msg);
 	}
 	if ((v = placement_find(&h->view.pl, vf)) == NULL) {
 		(void)snprintf(msg, sizeof(msg), "VF %s cannot be read from "
 		    "sysfs", vf);
-		return phases_refuse(msg);
+		return refuse_start(msg);
 	}
 	/* A VF being verified: its verification domain only (SPEC 8.2). */
 	if ((cl = claim_verification(h, vf)) != NULL && !v->quarantined &&
 	    !v->drained)
 		return claim_verify(h, cl, v);
 	if (prepare_refusal(h, v, msg, sizeof(msg)) != NULL)
-		return phases_refuse(msg);
+		return refuse_start(msg);
 	if (v->suspect)
 		log_msg(LVL_WARN, "placing on a suspect VF: its last domain "
 		    "ended before the guest said OK", "{s:s, s:s}", "vf", vf,
@@ -403,7 +388,7 @@ phases_work(struct hook *h, enum phase ph)
 
 	if (h->dom.uuid[0] == '\0') {
 		(void)snprintf(msg, sizeof(msg), "the domain has no <uuid>");
-		return ph == PHASE_PREPARE ? phases_refuse(msg) :
+		return ph == PHASE_PREPARE ? refuse_start(msg) :
 		    log_fail(0, msg, NULL);
 	}
 	switch (ph) {
