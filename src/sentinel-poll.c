@@ -300,6 +300,9 @@ event(void *arg, const struct poller_event *ev)
 		    "{s:s}", "sysfs_root", s->conf.sysfs_root);
 	else if (ev->kind == POLLER_EV_PEER_GONE)
 		log_msg(LVL_INFO, "stdout reader went away", NULL);
+	else if (ev->kind == POLLER_EV_OPENER_GONE)
+		log_msg(LVL_ERROR, "the opener process is gone: exiting, for "
+		    "the supervisor to start both again", NULL);
 	else
 		log_input(s, ev);
 }
@@ -505,10 +508,10 @@ main(int argc, char **argv)
 	    "concurrency", (int)s.pc.concurrency);
 	rc = poller_run(p);
 	poller_free(p);
+	if (rc == EX_OSERR && !openreq_broken(&s.opener))
+		log_msg(LVL_ERROR, "out of memory", NULL);
 	openreq_stop(&s.opener);
 	opener_dirs_release(&s.dirs);
-	if (rc == EX_OSERR)
-		log_msg(LVL_ERROR, "out of memory", NULL);
 	if (rc == EX_OK)
 		cli_close_stdout();
 	return rc;

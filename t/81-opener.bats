@@ -98,6 +98,19 @@ unpolled_of() {
 	wait_for bash -c "! kill -0 $opener 2>/dev/null"
 }
 
+@test "opener: a dead opener ends the parser (71), for the supervisor to start both again" {
+	log_at "$T/priv/a.log"
+	claims_of "i-1=$T/priv/a.log"
+	sentinel
+	local rc=0
+	kill -KILL "$(pgrep -P "$POLLER_PID")"
+	wait_for bash -c "! kill -0 $POLLER_PID 2>/dev/null || grep -q '^State:.*Z' /proc/$POLLER_PID/status"
+	wait "$POLLER_PID" || rc=$?
+	assert_equal "$rc" 71
+	run -0 jq -r 'select(.level == "error") | .msg' "$T/err"
+	assert_output "the opener process is gone: exiting, for the supervisor to start both again"
+}
+
 @test "opener: a claim's root-only log below a privileged dir is read; one elsewhere, or reached through a link, is not" {
 	log_at "$T/priv/a.log"
 	log_at "$T/other/b.log"

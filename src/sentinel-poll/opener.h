@@ -128,6 +128,10 @@ int openreq_start(struct openreq *r, const char *data_dir,
  */
 int openreq_ask(struct openreq *r, enum opener_op op, const char *path);
 
+/* True when the opener was started and is gone (died, or stuck past
+ * its answer's time): nothing more can be asked of it. */
+bool openreq_broken(const struct openreq *r);
+
 /* Closes the parser's end; the opener exits at its EOF. */
 void openreq_stop(struct openreq *r);
 

@@ -191,6 +191,12 @@ openreq_ask(struct openreq *r, enum opener_op op, const char *path)
 	return fd;
 }
 
+bool
+openreq_broken(const struct openreq *r)
+{
+	return r->pid > 0 && r->sock == -1;
+}
+
 void
 openreq_stop(struct openreq *r)
 {

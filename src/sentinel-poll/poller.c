@@ -173,6 +173,14 @@ ask_opener(struct poller *p, enum opener_op op, const char *path, int err)
 		return -1;
 	}
 	fd = openreq_ask(p->conf->opener, op, path);
+	/* A dead opener is a crash of half the program: the whole ends, and
+	 * the supervisor starts both again (as after a kill -9 of the
+	 * poller), rather than go on checking less. */
+	if (fd == -1 && openreq_broken(p->conf->opener) &&
+	    p->stop.why != STOP_OS) {
+		tell(p, &(struct poller_event){ .kind = POLLER_EV_OPENER_GONE });
+		wait_stop_set(&p->stop, STOP_OS, ECONNRESET);
+	}
 	if (fd == -1 && (errno == ECONNRESET || errno == EPERM))
 		errno = err;
 	return fd;

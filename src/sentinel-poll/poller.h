@@ -53,7 +53,8 @@ enum poller_event_kind {
 	POLLER_EV_WAITING,	/* no VF has the framework (each time) */
 	POLLER_EV_APPEARED,	/* the framework is back: scans start */
 	POLLER_EV_METRICS,	/* path, err: the first failed write */
-	POLLER_EV_PEER_GONE	/* the output's reader went away */
+	POLLER_EV_PEER_GONE,	/* the output's reader went away */
+	POLLER_EV_OPENER_GONE	/* the opener died: the run ends (71) */
 };
 
 /* What an unpolled target's reason is about. */
