@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,44 +26,27 @@
 
 static char root[PATH_MAX];
 
-/* Runs the shell command fmt in root; the test cannot go on without
- * it. */
-static void __attribute__((format(printf, 1, 2)))
-sh(const char *fmt, ...)
-{
-	char cmd[PATH_MAX * 4], body[PATH_MAX * 2];
-	va_list ap;
-
-	va_start(ap, fmt);
-	(void)vsnprintf(body, sizeof(body), fmt, ap);
-	va_end(ap);
-	(void)snprintf(cmd, sizeof(cmd), "cd '%s' && %s", root, body);
-	if (system(cmd) != 0) {
-		printf("Bail out! %s\n", cmd);
-		exit(1);
-	}
-}
-
 #define DEV "sys/bus/pci/devices/"
 
 /* A VF of CARD holding type 0, in IOMMU group grp. */
 static void
 make_vf(const char *vf, const char *grp)
 {
-	sh("mkdir -p " DEV "%s/nvidia sys/kernel/iommu_groups/%s", vf, grp);
-	sh("echo 0 >" DEV "%s/nvidia/current_vgpu_type", vf);
-	sh("printf 'ID : vGPU Name\\n1160 : " P12 "\\n1161 : " P24
+	tap_sh(root, "mkdir -p " DEV "%s/nvidia sys/kernel/iommu_groups/%s",
+	    vf, grp);
+	tap_sh(root, "echo 0 >" DEV "%s/nvidia/current_vgpu_type", vf);
+	tap_sh(root, "printf 'ID : vGPU Name\\n1160 : " P12 "\\n1161 : " P24
 	    "\\n' >" DEV "%s/nvidia/creatable_vgpu_types", vf);
-	sh("ln -s ../" CARD " " DEV "%s/physfn", vf);
-	sh("ln -s ../../../../kernel/iommu_groups/%s " DEV "%s/iommu_group",
-	    grp, vf);
+	tap_sh(root, "ln -s ../" CARD " " DEV "%s/physfn", vf);
+	tap_sh(root, "ln -s ../../../../kernel/iommu_groups/%s "
+	    DEV "%s/iommu_group", grp, vf);
 }
 
 /* Writes type to the VF's current_vgpu_type. */
 static void
 set_type(const char *vf, unsigned type)
 {
-	sh("echo %u >" DEV "%s/nvidia/current_vgpu_type", type, vf);
+	tap_sh(root, "echo %u >" DEV "%s/nvidia/current_vgpu_type", type, vf);
 }
 
 /* The VF's current_vgpu_type as written. */
@@ -195,7 +177,7 @@ test_deconfigure(void)
 
 	set_type(VF4, 0);
 	set_type(VF5, 1160);
-	sh("mkdir -p proc/1234/fd proc/1235/fd && ln -s /dev/vfio/88 "
+	tap_sh(root, "mkdir -p proc/1234/fd proc/1235/fd && ln -s /dev/vfio/88 "
 	    "proc/1234/fd/9");
 	ok(vfio_scan_load(&held, root) == 0, "a scan of the fake /proc");
 	ok(claimlife_deconfigure(root, &held, VF4, &pid, &wrote) == 0 &&
@@ -205,7 +187,7 @@ test_deconfigure(void)
 	is_str(vgpu_type(VF5), "0", "  current_vgpu_type is 0");
 	vfio_scan_release(&held);
 	set_type(VF5, 1160);
-	sh("ln -s /dev/vfio/87 proc/1235/fd/3");
+	tap_sh(root, "ln -s /dev/vfio/87 proc/1235/fd/3");
 	ok(vfio_scan_load(&held, root) == 0, "the VF's group held by 1235");
 	errno = 0;
 	ok(claimlife_deconfigure(root, &held, VF5, &pid, &wrote) == -1 &&
@@ -216,7 +198,7 @@ test_deconfigure(void)
 	ok(claimlife_deconfigure_scan(root, root, VF5, &pid, &wrote) == -1 &&
 	    errno == EBUSY && pid == 1235,
 	    "deconfigure_scan scans /proc itself: the same holder");
-	sh("rm -r proc");
+	tap_sh(root, "rm -r proc");
 	ok(claimlife_deconfigure_scan(root, root, VF4, &pid, &wrote) == 0 &&
 	    !wrote && pid == 0, "type 0: no scan, so no /proc is needed");
 	ok(claimlife_deconfigure_scan(root, root, VF5, &pid, &wrote) == -1 &&

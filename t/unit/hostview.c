@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,29 +27,11 @@
 
 static char root[PATH_MAX], data[PATH_MAX * 2];
 
-/* Runs the shell command fmt in root; the test cannot go on without
- * it. */
-static void __attribute__((format(printf, 1, 2)))
-sh(const char *fmt, ...)
-{
-	char cmd[PATH_MAX * 6], body[PATH_MAX * 4];
-	va_list ap;
-
-	va_start(ap, fmt);
-	(void)vsnprintf(body, sizeof(body), fmt, ap);
-	va_end(ap);
-	(void)snprintf(cmd, sizeof(cmd), "cd '%s' && %s", root, body);
-	if (system(cmd) != 0) {
-		printf("Bail out! %s\n", cmd);
-		exit(1);
-	}
-}
-
 /* A free VF of card pf offering one profile. */
 static void
 make_vf(const char *pf, const char *vf)
 {
-	sh("mkdir -p " DEV "%s/nvidia && echo 0 >" DEV "%s/nvidia/"
+	tap_sh(root, "mkdir -p " DEV "%s/nvidia && echo 0 >" DEV "%s/nvidia/"
 	    "current_vgpu_type && printf 'ID : vGPU Name\\n1160 : NVIDIA "
 	    "L40S-12Q\\n' >" DEV "%s/nvidia/creatable_vgpu_types && "
 	    "ln -s ../%s " DEV "%s/physfn", vf, vf, vf, pf, vf);
@@ -60,7 +41,7 @@ make_vf(const char *pf, const char *vf)
 static void
 put(const char *name, const char *text)
 {
-	sh("printf '%%s' '%s' >'%s/gpu/%s'", text, data, name);
+	tap_sh(root, "printf '%%s' '%s' >'%s/gpu/%s'", text, data, name);
 }
 
 /*
@@ -79,7 +60,7 @@ make_host(void)
 	make_vf(E3, VF6);
 	make_vf(E3, VF7);
 	make_vf(E4, W4);
-	sh("mkdir -p " DEV W5 "/nvidia/creatable_vgpu_types");
+	tap_sh(root, "mkdir -p " DEV W5 "/nvidia/creatable_vgpu_types");
 	if (store_init(&s, data) == -1 ||
 	    store_create(&s, (uid_t)-1, (gid_t)-1, &created) == -1) {
 		printf("Bail out! no store in %s\n", data);
@@ -211,14 +192,15 @@ test_failures(void)
 	hostview_release(&v);
 	put("vf-health.json", "{\"version\":1,\"records\":[]}");
 	(void)snprintf(other, sizeof(other), "%s/other", root);
-	sh("mkdir -p other/sys/bus/pci && : >other/sys/bus/pci/devices");
+	tap_sh(root, "mkdir -p other/sys/bus/pci && "
+	    ": >other/sys/bus/pci/devices");
 	begin(&v, false);
 	errno = 0;
 	ok(hostview_load(&v, other, 2) == -1 &&
 	    v.failed == HOSTVIEW_INVENTORY && errno == ENOTDIR,
 	    "a devices directory that is a file: the inventory's step, errno");
 	hostview_release(&v);
-	sh("rm -r other/sys");
+	tap_sh(root, "rm -r other/sys");
 	begin(&v, false);
 	ok(hostview_load(&v, other, 2) == 0 && v.inv.n == 0 &&
 	    v.pl.allocatable == 0 && v.failed == HOSTVIEW_OK,

@@ -3,6 +3,7 @@
  *
  *	ok(cond, "name %d", i);   is_str(got, want, "name");   done_testing();
  *	tap_tmpdir(dir, sizeof(dir), "name");   ...   tap_rmtree(dir);
+ *	tap_sh(dir, "mkdir -p %s", rel);
  */
 #ifndef VFS_TAP_H
 #define VFS_TAP_H
@@ -76,6 +77,27 @@ tap_tmpdir(char *buf, size_t size, const char *name)
 		exit(1);
 	}
 	return buf;
+}
+
+/* tap_sh(dir, fmt, ...): runs the shell command fmt in dir (a fake
+ * sysfs or /proc, a store); without it there is nothing to test: bails
+ * out, exit 1. */
+static inline void __attribute__((format(printf, 2, 3)))
+tap_sh(const char *dir, const char *fmt, ...)
+{
+	char cmd[16384], body[12288];
+	va_list ap;
+	int n, m;
+
+	va_start(ap, fmt);
+	n = vsnprintf(body, sizeof(body), fmt, ap);
+	va_end(ap);
+	m = snprintf(cmd, sizeof(cmd), "cd '%s' && %s", dir, body);
+	if (n < 0 || (size_t)n >= sizeof(body) || m < 0 ||
+	    (size_t)m >= sizeof(cmd) || system(cmd) != 0) {
+		printf("Bail out! %s\n", cmd);
+		exit(1);
+	}
 }
 
 static inline int
