@@ -127,6 +127,26 @@ unpolled_of() {
 	assert_equal "$(unpolled_of i-4)" console_unreadable
 }
 
+@test "opener: a claim's agent channel and control socket below a privileged dir are reached through it" {
+	# A guest's channel and its VMM's monitor in a root-only directory,
+	# as libvirt's domain directories are; the channel granted to the
+	# user (libvirt-hook's ACL), the monitor not.
+	sentinel-guests "$T/priv" ch=failed 2>>"$T/guests.log" 3>&- &
+	bg_track $!
+	wait_for test -e "$T/priv/ready"
+	chmod 0777 "$T/priv/ch"
+	ctl_listen "$T/priv/ctl"
+	put_claims "$(jq -nc --arg ch "unix:$T/priv/ch" --arg ctl "$T/priv/ctl" \
+	    --arg at "$TS1" '{version:1, claims:[{vf_address:"0000:e3:00.4",
+	      instance_id:"i-1", claimed_at:$at, vsock:$ch, control_socket:$ctl}]}')"
+	setpriv --reuid=nobody --regid=nogroup --clear-groups \
+	    --inh-caps=-all,+dac_read_search \
+	    --ambient-caps=-all,+dac_read_search \
+	    sentinel-poll --sysfs-root "$SYSFS" --data-dir "$DATA" --once \
+	    --log-level debug >"$T/out" 2>"$T/err"
+	assert_equal "$(jq -r '"\(.check) \(.instance_id)"' "$T/out")" "failed i-1"
+}
+
 @test "opener: a FIFO and a device node as a claim's log are never opened" {
 	mkfifo -m 0600 "$T/priv/fifo"
 	mknod -m 0600 "$T/priv/dev" c 1 3
