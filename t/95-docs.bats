@@ -252,16 +252,27 @@ man_text() {
 	[ "${#lines[@]}" -eq 3 ]
 }
 
-@test "every alert of alerts.yml is in metrics.md's table and in troubleshooting.md" {
-	local a n=0 doc=$VFS_ROOT/share/doc
-	for a in $(sed -n 's/^ *- alert: \([A-Za-z]*\)$/\1/p' "$doc/alerts.yml"); do
+@test "every alert of alerts.yml is in metrics.md's table and troubleshooting.md's, with its runbook" {
+	local a sev url link row n=0 doc=$VFS_ROOT/share/doc
+	run -0 awk '/^ *- alert: / { a = $3 } /^ *severity: / { s = $2 }
+	    /^ *runbook_url: / { u = $2; gsub(/"/, "", u)
+		sub(/.*\/share\/doc\//, "", u); print a, s, u }' "$doc/alerts.yml"
+	[ "${#lines[@]}" -ge 17 ] || fail "found only ${#lines[@]} alerts"
+	[ "${#lines[@]}" -eq "$(grep -c '^ *- alert: ' "$doc/alerts.yml")" ] ||
+	    fail "an alert without a severity or runbook_url"
+	for a in "${lines[@]}"; do
+		read -r a sev url <<<"$a"
 		n=$((n + 1))
-		grep -q "^| \`$a\` |" "$doc/metrics.md" ||
+		grep -q "^| \`$a\` | $sev |" "$doc/metrics.md" ||
 		    fail "$a is in no row of metrics.md's alert table"
-		grep -q "\`$a\`" "$doc/troubleshooting.md" ||
-		    fail "$a is not in troubleshooting.md"
+		# troubleshooting.md's table leads where the runbook_url does.
+		link="($url)"
+		[[ $url != troubleshooting.md#* ]] || link="(#${url#*#})"
+		row=$(grep "^| \`$a\` | $sev |" "$doc/troubleshooting.md") ||
+		    fail "$a is in no row of troubleshooting.md's table"
+		[[ $row == *"$link"* ]] ||
+		    fail "troubleshooting.md's $a row does not lead to $url"
 	done
-	[ "$n" -ge 17 ] || fail "found only $n alerts in alerts.yml"
 }
 
 @test "operations.md's exit codes include every code of the man pages' EXIT STATUS" {
