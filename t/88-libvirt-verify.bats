@@ -159,17 +159,17 @@ after_verification() {
 
 @test "verify service, stock libvirt: a guest that says nothing times out (recovery.verify_wait) and quarantines" {
 	verify_image 'sleep 600'
-	sed -i 's/^recovery.verify_wait = 150$/recovery.verify_wait = 20/' \
+	sed -i 's/^recovery.verify_wait = 150$/recovery.verify_wait = 12/' \
 	    "$W/etc/vfsentinel.conf"
 	n=$(verifications | wc -l)
 	wedge k3 11111111-2222-3333-4444-000000000103
 	start=$SECONDS
 	after_verification $((n + 1))
-	sed -i 's/^recovery.verify_wait = 20$/recovery.verify_wait = 150/' \
+	sed -i 's/^recovery.verify_wait = 12$/recovery.verify_wait = 150/' \
 	    "$W/etc/vfsentinel.conf"
 	assert_equal "$(verifications | sed -n "$((n + 1))p")" "$VF fail"
 	assert_equal "$(exits | sed -n "$((n + 1))p")" 75
-	[ $((SECONDS - start)) -ge 19 ]
+	[ $((SECONDS - start)) -ge 11 ]
 	quarantined
 	vfs clear --vf $VF >/dev/null
 }
