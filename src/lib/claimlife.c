@@ -154,25 +154,47 @@ claimlife_audit(const char *gpu_dir, const struct claimlife_end *end)
 }
 
 int
+claimlife_release_all(struct store *s, struct claims *c,
+    struct claimlife_end *ends, size_t n, struct atomic_result *res)
+{
+	struct suspicion_case *sc = calloc(n > 0 ? n : 1, sizeof(*sc));
+	size_t i;
+	int rc = 0, err;
+
+	if (sc == NULL)
+		return -1;
+	for (i = 0; i < n && rc == 0; i++)
+		if (ends[i].how != NULL && suspicion_case_init(&sc[i],
+		    claims_find_instance(c, ends[i].instance_id)) < 0)
+			rc = -1;
+	if (rc == 0) {
+		for (i = 0; i < n; i++)
+			claims_remove_instance(c, ends[i].instance_id);
+		rc = claims_save(s, c, res);
+	}
+	err = errno;
+	for (i = 0; i < n && rc == 0; i++) {
+		ends[i].audit_err = claimlife_audit(s->dir, &ends[i]) == -1 ?
+		    errno : 0;
+		if (ends[i].how != NULL && ends[i].verdict != NULL)
+			suspicion_decide(s, &sc[i], ends[i].how,
+			    ends[i].verdict);
+	}
+	for (i = 0; i < n; i++)
+		suspicion_case_release(&sc[i]);
+	free(sc);
+	errno = err;
+	return rc;
+}
+
+int
 claimlife_release(struct store *s, struct claims *c,
     const struct claimlife_end *end, struct atomic_result *res,
     int *audit_err)
 {
-	struct suspicion_case sc = { 0 };
+	struct claimlife_end one = *end;
+	int rc = claimlife_release_all(s, c, &one, 1, res);
 
-	*audit_err = 0;
-	if (end->how != NULL && suspicion_case_init(&sc,
-	    claims_find_instance(c, end->instance_id)) < 0)
-		return -1;
-	claims_remove_instance(c, end->instance_id);
-	if (claims_save(s, c, res) == -1) {
-		suspicion_case_release(&sc);
-		return -1;
-	}
-	if (claimlife_audit(s->dir, end) == -1)
-		*audit_err = errno;
-	if (end->how != NULL && end->verdict != NULL)
-		suspicion_decide(s, &sc, end->how, end->verdict);
-	suspicion_case_release(&sc);
-	return 0;
+	*audit_err = one.audit_err;
+	return rc;
 }

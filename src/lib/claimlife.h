@@ -10,8 +10,9 @@
  *	adopt		claimlife_adopt(): the claim of a VF a running VM
  *			holds (adopt.h's rules first), its type as it is
  *	deconfigure	claimlife_deconfigure(): the one VFIO holder rule
- *	release		claimlife_release(): removed, saved, then the one
- *			audit line (claimlife_audit())
+ *	release		claimlife_release(), claimlife_release_all() for
+ *			many: removed, saved once, then each one's audit
+ *			line (claimlife_audit()) and suspicion
  *
  * The caller holds the store's exclusive lock, saves the ledger where
  * a step says so, and logs. Nothing here prints or exits: 0, or -1
@@ -48,6 +49,8 @@ struct claimlife_end {
 	 * the ledger is saved, and tells it in *verdict. */
 	const struct suspicion_how *how;
 	struct suspicion_verdict *verdict;
+	int audit_err;			/* claimlife_release_all(): its audit
+					 * line's errno, or 0 */
 };
 
 /*
@@ -114,6 +117,16 @@ int claimlife_deconfigure_scan(const char *sysfs_root, const char *proc_root,
 int claimlife_release(struct store *s, struct claims *c,
     const struct claimlife_end *end, struct atomic_result *res,
     int *audit_err);
+
+/*
+ * The one release path, for one claim or many (reconcile's pass): the
+ * claims of ends[0..n) are removed from c and the ledger saved once;
+ * once that is durable, each end's audit line (its audit_err) and its
+ * suspicion (how, verdict). 0; -1 with errno (and res->step when the
+ * save failed): nothing released but in c.
+ */
+int claimlife_release_all(struct store *s, struct claims *c,
+    struct claimlife_end *ends, size_t n, struct atomic_result *res);
 
 /*
  * The audit line of a durable release (SPEC.md 4.1): vf, reason, then

@@ -1,7 +1,8 @@
 /*
  * suspicion.h - the suspicion rule of SPEC.md 7.3, decided in one place
- * for every release (claimlife_release() calls it for vfpick, the libvirt
- * hook, vfstore release and reconcile):
+ * for every release: the one release path, claimlife_release_all()
+ * (claimlife.h), calls it for the libvirt hook's release end, vfstore
+ * release, vfrecover's verification claims and vfstore reconcile:
  *
  * A released assignment makes its VF suspect when it ended unclean (or
  * unknown, with suspect.on_unknown), had no ok_at and no failure

@@ -29,6 +29,8 @@
 #include "io.h"
 #include "vmm.h"
 
+const char vmm_why_refused[] = "connect refused";
+
 #define UNIX_ACCEPTCON 0x00010000UL	/* __SO_ACCEPTCON */
 
 void
@@ -201,7 +203,7 @@ connect_once(const char *path, const char **why)
 		return VMM_ALIVE;
 	}
 	if (err == ECONNREFUSED) {
-		*why = "connect refused";
+		*why = vmm_why_refused;
 		return VMM_GONE;
 	}
 	errno = err;

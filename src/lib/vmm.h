@@ -65,6 +65,10 @@ bool vmm_listener_listed(const struct vmm_listeners *l, const char *path);
 enum vmm_state vmm_liveness(const struct vmm_listeners *l, const char *path,
     const char **why);
 
+/* The *why of a socket that refused connections: a VMM killed without
+ * its socket file going (SIGKILL); compared as a pointer. */
+extern const char vmm_why_refused[];
+
 /*
  * vmm_liveness() of the socket that pathfd (an O_PATH descriptor of
  * path, opened by a process allowed to reach it: sentinel-poll's opener,

@@ -100,6 +100,7 @@ decide(const char *sysfs_root, const struct tables *t,
 		r->liveness = vmm_liveness(&t->l, cl->control_socket, &why);
 		r->err = errno;
 		r->reason = socket_reason(why);
+		r->end = why == vmm_why_refused ? "unclean" : "unknown";
 	}
 	if (r->liveness == VMM_GONE && !t->scanned) {
 		r->liveness = VMM_UNCERTAIN;
@@ -253,7 +254,7 @@ has_vgpu_type(const char *sysfs_root, const char *vf)
 /*
  * Under the exclusive lock: if r's claim is unchanged in fresh, its VMM
  * still gone and no process holds the VF (by the fresh tables t),
- * deconfigures the VF and removes the claim from fresh. True if removed.
+ * deconfigures the VF. True when the claim is to be released.
  */
 static bool
 recheck_release(const struct reconcile_conf *conf, const struct tables *t,
@@ -280,7 +281,6 @@ recheck_release(const struct reconcile_conf *conf, const struct tables *t,
 		}
 		r->deconfigured = true;
 	}
-	claims_remove_instance(fresh, r->instance_id);
 	return true;
 }
 
@@ -295,86 +295,87 @@ lock_failed(struct reconcile_pass *p, const struct store *s)
 		p->status = RECONCILE_LOCK_FAILED;
 }
 
-/* Saves fresh; on failure no claim counts as released. */
-static int
-save_released(struct store *s, const struct claims *fresh,
-    struct reconcile_pass *p, size_t n)
+/* Nothing of the pass counts as released: the release path failed. */
+static void
+none_released(struct reconcile_pass *p, const struct atomic_result *res)
 {
-	struct atomic_result res = { 0 };
 	size_t i;
 
-	if (n == 0)
-		return 0;
-	if (claims_save(s, fresh, &res) == 0) {
-		p->released = n;
-		return 0;
-	}
 	for (i = 0; i < p->n; i++)
 		if (p->v[i].released) {
 			p->v[i].released = false;
 			p->v[i].reason = "cannot persist the VF claims";
 		}
-	p->status = RECONCILE_PERSIST;
-	p->step = res.step;
-	return -1;
+	p->status = res->step == NULL && errno == ENOMEM ? RECONCILE_NOMEM :
+	    RECONCILE_PERSIST;
+	p->step = res->step;
 }
 
-/* One audit line per durable release (SPEC.md 4.1); failures counted. */
+/* One end of claimlife_release_all() for r; its suspicion's how in
+ * *how, the source text in source. */
 static void
-audit_released(const struct store *s, struct reconcile_pass *p)
+end_of(const struct reconcile_conf *conf, struct reconcile_claim *r,
+    struct claimlife_end *e, struct suspicion_how *how, char *source,
+    size_t len)
 {
-	struct claimlife_end end = { .command = "reconcile" };
-	struct reconcile_claim *r;
-	size_t i;
-
-	for (i = 0; i < p->n; i++) {
-		r = &p->v[i];
-		end.vf = r->vf;
-		end.instance_id = r->instance_id;
-		end.liveness = vmm_state_name(r->liveness);
-		end.reason = r->reason;
-		end.deconfigured = r->deconfigured;
-		if (r->released && claimlife_audit(s->dir, &end) < 0) {
-			r->audit_err = errno;
-			p->audit_failed++;
-		}
-	}
+	*e = (struct claimlife_end){ .command = "reconcile", .vf = r->vf,
+	    .instance_id = r->instance_id,
+	    .liveness = vmm_state_name(r->liveness), .reason = r->reason,
+	    .deconfigured = r->deconfigured, .verdict = &r->verdict };
+	if (conf->how == NULL)
+		return;
+	*how = *conf->how;
+	how->ended = r->end != NULL ? r->end : "unknown";
+	(void)snprintf(source, len, "reconcile: %s", r->reason);
+	how->source = source;
+	e->how = how;
 }
 
 /*
- * How each released assignment ended (SPEC.md 7.3): a control socket
- * that refuses connections is a VMM killed without its socket going
- * (SIGKILL), unclean; any other gone VMM is unknown. The suspicion rule
- * reads the claim as it was (old: the release re-checked it unchanged).
+ * The n claims marked released go by the one release path (SPEC.md
+ * 4.1, 7.3): removed from fresh, saved once, each audited, and each
+ * end judged (a socket that refused connections ended unclean).
  */
-static void
-suspect_released(const struct reconcile_conf *conf, const struct claims *old,
-    struct reconcile_pass *p)
+static int
+release_marked(const struct reconcile_conf *conf, struct claims *fresh,
+    struct reconcile_pass *p, size_t n)
 {
-	struct suspicion_how how;
-	struct suspicion_case sc;
-	struct reconcile_claim *r;
-	char source[160];
-	size_t i;
+	struct atomic_result res = { 0 };
+	struct claimlife_end *ends;
+	struct suspicion_how *hows;
+	char (*sources)[160];
+	size_t i, k = 0;
+	int rc = -1;
 
-	for (i = 0; i < p->n && conf->how != NULL; i++) {
-		r = &p->v[i];
-		if (!r->released)
-			continue;
-		r->ended = strcmp(r->reason, "control socket refused "
-		    "connections") == 0 ? "unclean" : "unknown";
-		how = *conf->how;
-		how.ended = r->ended;
-		how.source = source;
-		snprintf(source, sizeof(source), "reconcile: %s", r->reason);
-		if (suspicion_case_init(&sc, claims_find_instance(old,
-		    r->instance_id)) < 0) {
-			r->verdict.err = errno;
-			continue;
+	if (n == 0)
+		return 0;
+	ends = calloc(n, sizeof(*ends));
+	hows = calloc(n, sizeof(*hows));
+	sources = calloc(n, sizeof(*sources));
+	for (i = 0; ends != NULL && hows != NULL && sources != NULL &&
+	    i < p->n; i++)
+		if (p->v[i].released) {
+			end_of(conf, &p->v[i], &ends[k], &hows[k], sources[k],
+			    sizeof(sources[k]));
+			k++;
 		}
-		suspicion_decide(conf->s, &sc, &how, &r->verdict);
-		suspicion_case_release(&sc);
+	if (k == n)
+		rc = claimlife_release_all(conf->s, fresh, ends, n, &res);
+	if (rc < 0)
+		none_released(p, &res);
+	else
+		p->released = n;
+	for (i = 0, k = 0; rc == 0 && i < p->n; i++) {
+		if (!p->v[i].released)
+			continue;
+		p->v[i].ended = p->v[i].end != NULL ? p->v[i].end : "unknown";
+		if ((p->v[i].audit_err = ends[k++].audit_err) != 0)
+			p->audit_failed++;
 	}
+	free(ends);
+	free(hows);
+	free(sources);
+	return rc;
 }
 
 /* The second phase: the gone claims, under the exclusive lock. */
@@ -405,10 +406,7 @@ release_gone(const struct reconcile_conf *conf, const struct claims *old,
 			n++;
 		}
 	tables_release(&t);
-	if ((rc = save_released(conf->s, &fresh, p, n)) == 0) {
-		audit_released(conf->s, p);
-		suspect_released(conf, old, p);
-	}
+	rc = release_marked(conf, &fresh, p, n);
 	store_unlock(conf->s);
 	claims_release(&fresh);
 	return rc;

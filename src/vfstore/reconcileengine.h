@@ -12,8 +12,9 @@
  * ledger again, reads both tables again, and releases a gone claim only
  * if it is unchanged (same VF, instance, claimed_at and control socket),
  * its VMM still gone and no process holds its VF; each released VF is
- * deconfigured (claimlife_deconfigure()) first; each release once
- * saved is audited (claimlife_audit(), under the lock). The library
+ * deconfigured (claimlife_deconfigure()) first; then all of them go by
+ * the one release path, claimlife_release_all(): one save, an audit
+ * line and the suspicion rule each, under the lock. The library
  * neither prints nor logs: the caller gets one result per claim.
  *
  *	struct reconcile_pass p;
@@ -60,8 +61,10 @@ struct reconcile_claim {
 	bool deconfigured;		/* 0 written to current_vgpu_type */
 	int audit_err;			/* released, but its audit line
 					 * failed: that errno; else 0 */
-	const char *ended;		/* released: "unclean" for a refused
-					 * socket, else "unknown" (7.3) */
+	const char *end;		/* the VMM check's end: "unclean" for
+					 * a socket that refused connections
+					 * (vmm_why_refused), else "unknown" */
+	const char *ended;		/* released: end (7.3); else NULL */
 	struct suspicion_verdict verdict;	/* released: the rule's */
 };
 
