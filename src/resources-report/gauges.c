@@ -62,7 +62,10 @@ capacity_prom(const struct run *r, struct prom *p)
 {
 	slots_prom(r, p);
 	prom_gauge(p, "hypeman_resources_gpu_placement_disabled", "1 while "
-	    "the VF health state is unavailable and placement fails closed.",
+	    "the VF health state is unavailable to this process (the store's "
+	    "owner under the package): it offers no slot. Root's vfstore "
+	    "check says whether the hook and vfpick still place "
+	    "(owner_access: detection is lost, not placement).",
 	    !r->available);
 	profiles_prom(r, p);
 	prom_gauge(p, "hypeman_instances_vgpu_quarantined_vfs", "Quarantined "
@@ -72,8 +75,10 @@ capacity_prom(const struct run *r, struct prom *p)
 	    "(SPEC.md 7.3: an assignment ended abruptly before its guest "
 	    "said OK), not quarantined.", r->view.pl.suspect);
 	prom_gauge(p, "hypeman_instances_vgpu_vf_health_store_unavailable",
-	    "1 while the VF health store or claims ledger cannot be loaded.",
-	    !r->available);
+	    "1 while the VF health store or claims ledger cannot be loaded "
+	    "by this process (the store's owner, the sentinel's user, under "
+	    "the package): detection is lost; placement too unless root's "
+	    "vfstore check says owner_access.", !r->available);
 }
 
 /* A VF worth a series of its own: quarantined, dirty or failed. */
