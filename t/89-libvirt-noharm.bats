@@ -19,24 +19,7 @@ PLAIN_UUID=aaaaaaaa-1111-2222-3333-000000000001
 GPU_UUID=aaaaaaaa-1111-2222-3333-000000000002
 
 setup_file() {
-	local why
-	need_tool libvirtd virtlogd virsh qemu-system-x86_64 unshare nsenter
-	[ "$(id -u)" = 0 ] || skip "needs root (mount namespace, libvirtd)"
-	why=$(lv_missing) && skip "$why"
-	getent passwd vfsentinel >/dev/null || useradd --system \
-	    --user-group --no-create-home --home-dir /nonexistent \
-	    --shell /usr/sbin/nologin vfsentinel ||
-	    skip "cannot create the vfsentinel user"
-	W=$(mktemp -d /tmp/vfs-noharm.XXXXXX)
-	chmod 755 "$W"
-	echo "$W" >"$BATS_FILE_TMPDIR/w"
-	mkdir -p "$W/bin" "$W/etc" "$W/data" "$W/sysfs/sys/bus/pci/devices"
-	cp "$VFS_BIN"/* "$W/bin/"
-	mk_card "$W/sysfs" 0000:e3:00.0
-	mk_vf "$W/sysfs" 0000:e3:00.0 $VF
-	mk_vf "$W/sysfs" 0000:e3:00.0 $VF5
-	stock_libvirt "$W/lv" noguest
-	stock_ours
+	stock_host noguest
 	cp "$W/etc/vfsentinel.conf" "$W/etc/good.conf"
 	VFSENTINEL_CONF=$W/etc/vfsentinel.conf lv_hook "$W/bin/libvirt-hook"
 	lv_start

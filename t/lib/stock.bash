@@ -20,9 +20,22 @@ NS=https://vfsentinel.dev/xmlns/libvirt/1
 . "$VFS_ROOT/tools/libvirt-ns.sh"
 
 stock_setup_file() {
-	local why
 	rg_need
-	need_tool libvirtd virtlogd virsh setpriv runsvdir runsv
+	need_tool runsvdir runsv
+	stock_host
+	lv_start
+	stock_sentinel
+}
+
+# stock_host [noguest]: the host up to libvirtd's start: the vfsentinel
+# user, W with our programs and a fake card of two VFs, the namespace
+# (stock_libvirt: Debian's guest kernel unless noguest) and our side
+# (stock_ours).
+stock_host() {
+	local why
+	need_tool libvirtd virtlogd virsh setpriv qemu-system-x86_64 unshare \
+	    nsenter
+	[ "$(id -u)" = 0 ] || skip "needs root (mount namespace, libvirtd)"
 	why=$(lv_missing) && skip "$why"
 	getent passwd vfsentinel >/dev/null || useradd --system \
 	    --user-group --no-create-home --home-dir /nonexistent \
@@ -38,10 +51,8 @@ stock_setup_file() {
 	mk_card "$W/sysfs" 0000:e3:00.0
 	mk_vf "$W/sysfs" 0000:e3:00.0 $VF
 	mk_vf "$W/sysfs" 0000:e3:00.0 $VF5
-	stock_libvirt "$W/lv"
+	stock_libvirt "$W/lv" "${1:-}"
 	stock_ours
-	lv_start
-	stock_sentinel
 }
 
 stock_teardown_file() {
