@@ -6,6 +6,11 @@ load helpers
 
 PROGS=${COMMON_PROGS:-"kmsg-watch gpu-probe vsock-answer sentinel-poll vfstore vfpick resources-report vfrecover libvirt-hook placement-sync"}
 
+# Every program but libvirt-hook refuses its configuration's errors
+# with 78 (SPEC 2.4); the hook refuses only the start of a domain with
+# one of its VFs, and exits 0 elsewhere (8.1): t/57-hook-noharm.bats.
+CONF_PROGS=$(tr ' ' '\n' <<<"$PROGS" | grep -vx libvirt-hook | tr '\n' ' ')
+
 setup() {
 	vfs_setup
 }
@@ -50,7 +55,7 @@ args() {
 }
 
 @test "a missing file named by -c is a configuration error (78)" {
-	for p in $PROGS; do
+	for p in $CONF_PROGS; do
 		echo "# $p" >&2
 		# shellcheck disable=SC2046
 		run -78 --separate-stderr "$p" -c "$T/missing.conf" $(args "$p")
@@ -59,7 +64,7 @@ args() {
 }
 
 @test "a missing file named by VFSENTINEL_CONF is a configuration error (78)" {
-	for p in $PROGS; do
+	for p in $CONF_PROGS; do
 		echo "# $p" >&2
 		# shellcheck disable=SC2046
 		VFSENTINEL_CONF=$T/gone.conf run -78 --separate-stderr "$p" $(args "$p")
@@ -71,7 +76,7 @@ args() {
 	printf '# ok\n\nbogus.key = 1\n' >"$T/a.conf"
 	printf 'data_dir = /x\njust words\n' >"$T/b.conf"
 	printf 'gpu.vf_quarantine_threshold = 0\n' >"$T/c.conf"
-	for p in $PROGS; do
+	for p in $CONF_PROGS; do
 		echo "# $p" >&2
 		# shellcheck disable=SC2046
 		run -78 --separate-stderr "$p" -c "$T/a.conf" $(args "$p")
@@ -89,7 +94,7 @@ args() {
 }
 
 @test "log lines are one JSON object each, keys ts, level, prog, msg first" {
-	for p in $PROGS; do
+	for p in $CONF_PROGS; do
 		echo "# $p" >&2
 		# shellcheck disable=SC2046
 		run -78 --separate-stderr "$p" -c "$T/missing.conf" $(args "$p")
