@@ -22,12 +22,12 @@ NS=https://vfsentinel.dev/xmlns/libvirt/1
 stock_setup_file() {
 	rg_need
 	need_tool runsvdir runsv
-	stock_host
+	stock_host guest
 	lv_start
 	stock_sentinel
 }
 
-# stock_host [noguest]: the host up to libvirtd's start: the vfsentinel
+# stock_host guest|noguest: the host up to libvirtd's start: the vfsentinel
 # user, W with our programs and a fake card of two VFs, the namespace
 # (stock_libvirt: Debian's guest kernel unless noguest) and our side
 # (stock_ours).
@@ -51,7 +51,7 @@ stock_host() {
 	mk_card "$W/sysfs" 0000:e3:00.0
 	mk_vf "$W/sysfs" 0000:e3:00.0 $VF
 	mk_vf "$W/sysfs" 0000:e3:00.0 $VF5
-	stock_libvirt "$W/lv" "${1:-}"
+	stock_libvirt "$W/lv" "$1"
 	stock_ours
 }
 
