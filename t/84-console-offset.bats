@@ -36,16 +36,27 @@ claim_with() {
 	      console_offset:$off, console_inode:$ino}]}')"
 }
 
-@test "prepare begin records the console log's size and inode; none when the log does not exist yet" {
+@test "prepare begin records an append='on' console log's size and inode; none when the log does not exist yet or is truncated at start" {
+	local log
 	printf 'an earlier boot\n' >"$T/con.log"
-	domain_xml hostdev=$VF4 profile="$P12" console="$T/con.log" >"$T/dom.xml"
-	run -0 hook prepare begin
-	assert_equal "$(claim_field "$UUID1" console_offset) $(claim_field "$UUID1" console_inode)" \
-	    "16 $(stat -c %i "$T/con.log")"
-	run -0 hook release end
-	domain_xml hostdev=$VF4 profile="$P12" console="$T/none.log" >"$T/dom.xml"
-	run -0 hook prepare begin
-	assert_equal "$(claim_field "$UUID1" console_offset)$(claim_field "$UUID1" console_inode)" ""
+	for log in "<serial type='file'><source path='$T/con.log' append='on'/></serial>" \
+	    "<serial type='pty'><log file='$T/con.log' append='on'/></serial>"; do
+		domain_xml hostdev=$VF4 profile="$P12" extra="$log" >"$T/dom.xml"
+		run -0 hook prepare begin
+		assert_equal "$(claim_field "$UUID1" console_offset) $(claim_field "$UUID1" console_inode)" \
+		    "16 $(stat -c %i "$T/con.log")"
+		run -0 hook release end
+	done
+	# No file yet; or append off (libvirt's default), where libvirt
+	# truncates the log in place when the domain starts.
+	for log in "<serial type='file'><source path='$T/none.log' append='on'/></serial>" \
+	    "<serial type='pty'><log file='$T/con.log'/></serial>" \
+	    "<serial type='file'><source path='$T/con.log' append='off'/></serial>"; do
+		domain_xml hostdev=$VF4 profile="$P12" extra="$log" >"$T/dom.xml"
+		run -0 hook prepare begin
+		assert_equal "$(claim_field "$UUID1" console_offset)$(claim_field "$UUID1" console_inode)" ""
+		run -0 hook release end
+	done
 }
 
 @test "sentinel: a FAILED marker before the claim's console offset does not count; one after it does; a new file is read from 0" {

@@ -65,7 +65,11 @@ configure(struct hook *h, const char *vf, unsigned id)
  * The console log's size and inode now (SPEC.md 8.2): what this
  * assignment's guest writes follows them, so an append='on' log keeps no
  * older OK that counts. Only looked at (O_PATH, no link followed, never
- * opened); left out when there is no regular file yet.
+ * opened); left out when there is no regular file yet. Only for
+ * append='on': otherwise libvirt (virtlogd, or QEMU for a file
+ * chardev) truncates the file in place when the domain starts, after
+ * this call, and the new boot's first bytes would sit below an offset
+ * that described the old one.
  */
 static void
 console_start(const struct hook *h, struct claim *cl, char *offset,
@@ -74,8 +78,9 @@ console_start(const struct hook *h, struct claim *cl, char *offset,
 	struct stat st;
 	int fd;
 
-	if (h->dom.app_log[0] == '\0' || (fd = safeopen_path(AT_FDCWD,
-	    h->dom.app_log, SAFEOPEN_NO_LINKS)) == -1)
+	if (h->dom.app_log[0] == '\0' || !h->dom.app_log_append ||
+	    (fd = safeopen_path(AT_FDCWD, h->dom.app_log,
+	    SAFEOPEN_NO_LINKS)) == -1)
 		return;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		(void)snprintf(offset, len, "%llu",

@@ -257,12 +257,16 @@ parse_console(xmlNode *n, struct domain *d, char *why, size_t whylen)
 
 	if (d->app_log[0] != '\0')
 		return 0;
-	if (attr_is(n, "type", "file") && src != NULL)
+	if (attr_is(n, "type", "file") && src != NULL) {
+		d->app_log_append = attr_is(src, "append", "on");
 		return path_copy(src, "path", d->app_log, sizeof(d->app_log),
 		    why, whylen) < 0 ? -1 : 0;
-	if (log != NULL)
+	}
+	if (log != NULL) {
+		d->app_log_append = attr_is(log, "append", "on");
 		return path_copy(log, "file", d->app_log, sizeof(d->app_log),
 		    why, whylen) < 0 ? -1 : 0;
+	}
 	return 0;
 }
 

@@ -39,6 +39,9 @@ struct domain {
 	unsigned long cid;		/* <vsock><cid address='N'/> */
 	char channel[PATH_MAX];		/* org.vfsentinel.0 socket; "" */
 	char app_log[PATH_MAX];		/* console file; "" */
+	bool app_log_append;		/* append='on': the file keeps the
+					 * earlier boots (else libvirt
+					 * truncates it at start) */
 	bool has_meta;			/* vfsentinel's metadata element */
 	bool has_pci;			/* a <hostdev type='pci'> */
 };
