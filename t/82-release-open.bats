@@ -138,6 +138,42 @@ while True:
 	assert_output ''
 }
 
+@test "libvirt-hook release end: a console log swapped between a regular file and a FIFO is never opened as the FIFO" {
+	local i
+	echo "libvirt.log_dir = $T/qlog" >>"$VFSENTINEL_CONF"
+	mkdir -p "$T/qlog" "$QEMU_DIR/domain-7-vm-a"
+	mkfifo "$T/fifo"
+	: >"$T/reg"
+	ln "$T/fifo" "$T/log"
+	ln "$T/reg" "$T/alt"
+	watch "$T/fifo"
+	python3 -c '
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+a, b = (os.fsencode(sys.argv[1] + n) for n in ("/log", "/alt"))
+libc.renameat2(-100, a, -100, b, 2)
+open(sys.argv[1] + "/swapping", "w").close()
+while True:
+    libc.renameat2(-100, a, -100, b, 2)
+' "$T" 2>/dev/null &
+	SWAP_PID=$!
+	wait_for test -e "$T/swapping"
+	printf '2026-12-07 10:00:09.000+0000: shutting down, reason=destroyed\n' \
+	    >"$T/qlog/vm-a.log"
+	for i in $(seq 15); do
+		domain_xml hostdev=$VF4 profile="$P12" >"$T/dom.xml"
+		hook prepare begin 2>/dev/null
+		domain_xml id=7 hostdev=$VF4 profile="$P12" cid=42 \
+		    console="$T/log" >"$T/dom.xml"
+		hook started begin 2>/dev/null
+		hook release end 2>/dev/null
+		rm -f "$DATA/gpu/vf-suspect.json"
+	done
+	kill "$SWAP_PID"
+	run -0 cat "$T/opens"
+	assert_output ''
+}
+
 @test "vfstore release: a 200 MB one-line console log costs milliseconds and little memory; a command waiting for the lock gets it" {
 	head -c 200000000 /dev/zero | tr '\0' x >"$T/big"
 	claim_with "$T/big"
