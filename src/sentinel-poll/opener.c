@@ -22,6 +22,7 @@
 
 #include "claims.h"
 #include "endpoint.h"
+#include "filekey.h"
 #include "io.h"
 #include "safeopen.h"
 
@@ -220,34 +221,25 @@ opener_allowed(const char *ledger, size_t len,
 struct ledger {
 	char path[OPENER_PATH_MAX];
 	struct claims claims;
-	struct stat st;			/* st_ino 0: not read */
+	struct filekey_cache key;	/* all 0: not read */
 };
 
-/* Reads the ledger again when the file changed (it is replaced by
- * rename, so a new inode or time says so). A missing or bad one holds
- * no claim. */
+/* Reads the ledger again when the file changed (filekey.h). A missing
+ * or bad one holds no claim until it changes. */
 static void
 ledger_refresh(struct ledger *l)
 {
 	char why[256], *text;
-	struct stat st;
 	size_t len;
 
-	if (stat(l->path, &st) == -1)
-		memset(&st, 0, sizeof(st));
-	if (st.st_ino == l->st.st_ino && st.st_dev == l->st.st_dev &&
-	    st.st_size == l->st.st_size &&
-	    st.st_mtim.tv_sec == l->st.st_mtim.tv_sec &&
-	    st.st_mtim.tv_nsec == l->st.st_mtim.tv_nsec)
+	if (filekey_unchanged(&l->key, l->path))
 		return;
 	claims_release(&l->claims);
-	l->st = st;
-	if (st.st_ino == 0 ||
-	    (text = io_slurp(l->path, LEDGER_MAX, &len)) == NULL)
-		return;
-	if (claims_parse(text, len, &l->claims, why, sizeof(why)) == -1)
+	if ((text = io_slurp(l->path, LEDGER_MAX, &len)) != NULL &&
+	    claims_parse(text, len, &l->claims, why, sizeof(why)) == -1)
 		claims_release(&l->claims);
 	free(text);
+	filekey_loaded(&l->key, l->path);
 }
 
 /* Sets the effective set to CAP_DAC_READ_SEARCH (on) or nothing, the

@@ -1,15 +1,16 @@
 /*
  * applybatch.c - the health state of the apply engine (applybatch.h):
- * the file-identity cache of the health file and the locked batch.
+ * the cached loads of the health file and the ledger, kept while each
+ * file is unchanged (filekey.h), and the locked batch.
  */
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "applybatch.h"
 #include "applysuspect.h"
+#include "filekey.h"
 #include "healthrules.h"
 #include "jsonl.h"
 #include "store.h"
@@ -17,62 +18,11 @@
 #include "timefmt.h"
 #include "healthfile.h"
 
-#define YOUNG_MS 100		/* a file changed this recently is re-read */
-
 void
 applybatch_tell(struct apply *ap, const struct apply_event *ev)
 {
 	if (ap->conf->event != NULL)
 		ap->conf->event(ap->conf->arg, ev);
-}
-
-int
-applybatch_file_key(const char *path, struct filekey *k)
-{
-	struct stat st;
-
-	memset(k, 0, sizeof(*k));
-	if (stat(path, &st) < 0) {
-		k->missing = errno == ENOENT;
-		return k->missing ? 0 : -1;
-	}
-	k->dev = st.st_dev;
-	k->ino = st.st_ino;
-	k->size = st.st_size;
-	k->mtime = st.st_mtim;
-	k->ctime = st.st_ctim;
-	return 0;
-}
-
-bool
-applybatch_key_same(const struct filekey *a, const struct filekey *b)
-{
-	if (a->missing || b->missing)
-		return a->missing == b->missing;
-	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-	    a->mtime.tv_sec == b->mtime.tv_sec &&
-	    a->mtime.tv_nsec == b->mtime.tv_nsec &&
-	    a->ctime.tv_sec == b->ctime.tv_sec &&
-	    a->ctime.tv_nsec == b->ctime.tv_nsec;
-}
-
-/*
- * Inode numbers are reused and timestamps are coarse (one kernel tick),
- * so a key only proves the content unchanged once the file is older than
- * a tick or two: a younger one is simply loaded again.
- */
-bool
-applybatch_key_trusted(const struct filekey *k)
-{
-	struct timespec now;
-	long long age_ms;
-
-	if (k->missing)
-		return true;
-	timefmt_now(&now);
-	age_ms = (long long)(now.tv_sec - k->ctime.tv_sec) * 1000 +
-	    (now.tv_nsec - k->ctime.tv_nsec) / 1000000;
-	return age_ms > YOUNG_MS || age_ms < -YOUNG_MS;
 }
 
 static void
@@ -108,18 +58,12 @@ static void
 claims_refresh(struct apply *ap)
 {
 	struct store *s = ap->conf->s;
-	struct filekey before;
 
-	if (applybatch_file_key(s->claims_path, &before) == 0 && ap->ccached &&
-	    applybatch_key_same(&before, &ap->ckey) &&
-	    applybatch_key_trusted(&before))
+	if (filekey_unchanged(&ap->ckey, s->claims_path))
 		return;
 	claims_release(&ap->ccache);
-	ap->ccached = false;
-	if (claims_load(s, &ap->ccache) < 0)
-		return;
-	ap->ccached = applybatch_file_key(s->claims_path, &ap->ckey) == 0 &&
-	    applybatch_key_same(&before, &ap->ckey);
+	if (claims_load(s, &ap->ccache) == 0)
+		filekey_loaded(&ap->ckey, s->claims_path);
 }
 
 /* The claim of rep's very assignment when it has no ok_at yet, else NULL:
@@ -145,25 +89,20 @@ void
 applybatch_refresh(struct apply *ap)
 {
 	struct store *s = ap->conf->s;
-	struct filekey before;
 
 	/* The ledger and the suspects change without the health file (a
 	 * new claim, a suspicion): each is checked on its own key. */
 	claims_refresh(ap);
 	applysuspect_refresh(ap);
-	if (applybatch_file_key(s->health_path, &before) == 0 && ap->cached &&
-	    applybatch_key_same(&before, &ap->key) &&
-	    applybatch_key_trusted(&before))
+	if (filekey_unchanged(&ap->key, s->health_path))
 		return;
 	health_release(&ap->cache);
-	ap->cached = false;
 	if (health_load(s, &ap->cache, ap->conf->threshold) < 0) {
 		set_unavailable(ap, s->why);
 		return;
 	}
 	set_available(ap);
-	ap->cached = applybatch_file_key(s->health_path, &ap->key) == 0 &&
-	    applybatch_key_same(&before, &ap->key);
+	filekey_loaded(&ap->key, s->health_path);
 }
 
 static bool
@@ -188,14 +127,14 @@ applybatch_from_cache(struct apply *ap)
 		}
 		if (ap->unavailable)
 			continue;
-		if (!ap->cached) {
+		if (!ap->key.valid) {
 			need = true;
 			continue;
 		}
 		it->done = it->check == APPLY_FAILED ?
 		    healthrules_failure_noop(&ap->cache, &it->rep) :
 		    healthrules_success_noop(&ap->cache, &it->rep) &&
-		    ap->ccached && claim_wants_ok(&ap->ccache, &it->rep) ==
+		    ap->ckey.valid && claim_wants_ok(&ap->ccache, &it->rep) ==
 		    NULL && !applysuspect_needs_lock(ap, it);
 		need |= !it->done;
 	}
@@ -363,8 +302,7 @@ static void
 keep_claims(struct apply *ap, struct claims *c)
 {
 	claims_release(&ap->ccache);
-	ap->ccached = applybatch_file_key(ap->conf->s->claims_path,
-	    &ap->ckey) == 0;
+	filekey_written(&ap->ckey, ap->conf->s->claims_path);
 	ap->ccache = *c;
 	memset(c, 0, sizeof(*c));
 }
@@ -374,8 +312,7 @@ static void
 keep_cache(struct apply *ap, struct health *h)
 {
 	health_release(&ap->cache);
-	ap->cached = applybatch_file_key(ap->conf->s->health_path,
-	    &ap->key) == 0;
+	filekey_written(&ap->key, ap->conf->s->health_path);
 	ap->cache = *h;
 	memset(h, 0, sizeof(*h));
 }
@@ -430,7 +367,7 @@ applybatch_locked(struct apply *ap)
 	struct store *s = ap->conf->s;
 	struct health h;
 
-	ap->cached = false;
+	ap->key.valid = false;
 	if (store_lock(s, true, ap->conf->lock_timeout) < 0) {
 		if (s->unavailable)
 			set_unavailable(ap, s->why);

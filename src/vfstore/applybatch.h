@@ -11,13 +11,12 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <sys/types.h>
-#include <time.h>
 
 #include <jansson.h>
 
 #include "applyengine.h"
 #include "claims.h"
+#include "filekey.h"
 #include "healthfile.h"
 #include "suspect.h"
 #include "healthrules.h"
@@ -37,29 +36,16 @@ struct item {
 	bool done;			/* answered from the cache */
 };
 
-/* Identity of the file a cached load came from. */
-struct filekey {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
-	struct timespec ctime;
-	bool missing;
-};
-
 struct apply {
 	const struct apply_conf *conf;	/* borrowed */
 	struct jsonl_reader r;
 	struct health cache;
-	struct filekey key;
-	bool cached;
+	struct filekey_cache key;	/* the file cache came from */
 	struct claims ccache;		/* the ledger, for the OKs that set
 					   ok_at (SPEC.md 7.3) */
-	struct filekey ckey;
-	bool ccached;
+	struct filekey_cache ckey;
 	struct suspects scache;		/* the suspect VFs (applysuspect.h) */
-	struct filekey skey;
-	bool scached;
+	struct filekey_cache skey;
 	bool unavailable;		/* last load failed; why in reason */
 	bool persist_failed;
 	char reason[1024];
@@ -70,12 +56,6 @@ struct apply {
 	struct item items[APPLY_BATCH_MAX];
 	size_t n;
 };
-
-/* The identity of path (0; missing is a key too), its equality, and
- * whether it is old enough to prove the content unchanged. */
-int applybatch_file_key(const char *path, struct filekey *k);
-bool applybatch_key_same(const struct filekey *a, const struct filekey *b);
-bool applybatch_key_trusted(const struct filekey *k);
 
 /* Tells ev to the event function, if there is one. */
 void applybatch_tell(struct apply *ap, const struct apply_event *ev);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "applysuspect.h"
+#include "filekey.h"
 #include "healthrules.h"
 #include "store.h"
 #include "timefmt.h"
@@ -15,26 +16,21 @@ applysuspect_refresh(struct apply *ap)
 {
 	struct store *s = ap->conf->s;
 	char path[PATH_MAX];
-	struct filekey before;
 
 	if (suspects_path(s, path, sizeof(path)) < 0)
 		return;
-	if (applybatch_file_key(path, &before) == 0 && ap->scached &&
-	    applybatch_key_same(&before, &ap->skey) &&
-	    applybatch_key_trusted(&before))
+	if (filekey_unchanged(&ap->skey, path))
 		return;
 	suspects_release(&ap->scache);
-	ap->scached = false;
-	if (suspects_load(s, &ap->scache) < 0)
-		return;
-	ap->scached = applybatch_file_key(path, &ap->skey) == 0 &&
-	    applybatch_key_same(&before, &ap->skey);
+	if (suspects_load(s, &ap->scache) == 0)
+		filekey_loaded(&ap->skey, path);
 }
 
 bool
 applysuspect_needs_lock(const struct apply *ap, const struct item *it)
 {
-	return !ap->scached || suspects_find(&ap->scache, it->rep.vf) != NULL;
+	return !ap->skey.valid ||
+	    suspects_find(&ap->scache, it->rep.vf) != NULL;
 }
 
 /* True when rep is the suspected assignment's own report. */
