@@ -178,7 +178,8 @@ ask_opener(struct poller *p, enum opener_op op, const char *path, int err)
 	 * poller), rather than go on checking less. */
 	if (fd == -1 && openreq_broken(p->conf->opener) &&
 	    p->stop.why != STOP_OS) {
-		tell(p, &(struct poller_event){ .kind = POLLER_EV_OPENER_GONE });
+		tell(p, &(struct poller_event){
+		    .kind = POLLER_EV_OPENER_GONE });
 		wait_stop_set(&p->stop, STOP_OS, ECONNRESET);
 	}
 	if (fd == -1 && (errno == ECONNRESET || errno == EPERM))
