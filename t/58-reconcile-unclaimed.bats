@@ -3,7 +3,8 @@
 # the inventory that a process holds through VFIO with no claim (SPEC.md
 # 8.1): a hook installed but not yet called, a VM started outside
 # libvirt, a launcher that does not claim. Nothing watches such a guest.
-# A fake /proc (fd links to /dev/vfio/GROUP) as in t/63.
+# A fake /proc (fd links to /dev/vfio/GROUP) as in t/63. And how its
+# releases judge an end: suspect.trust_ok, verification claims (8.2).
 
 load helpers
 
@@ -80,4 +81,44 @@ vs() {
 	assert_output 1
 	run -0 grep -c "not watched.*\"vf\":\"$VF6\"" "$T/err"
 	assert_output 1
+}
+
+# dead_claim VF INSTANCE: a claim of VF made a minute ago whose VMM was
+# killed (its control socket refuses connections), whose guest said OK
+# (ok_at, and the marker in its console log).
+dead_claim() {
+	python3 -c 'import socket, sys
+socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$T/$2.qmp"
+	echo "VFSENTINEL-HEALTH: OK" >"$T/$2.console"
+	jq --arg vf "$1" --arg i "$2" --arg q "$T/$2.qmp" \
+	    --arg log "$T/$2.console" \
+	    --arg at "$(date -u -d '-60 sec' +%Y-%m-%dT%H:%M:%SZ)" \
+	    '.claims += [{vf_address:$vf, instance_id:$i, claimed_at:$at,
+	    ok_at:$at, control_socket:$q, app_log:$log}]' \
+	    "$DATA/gpu/vf-claims.json" >"$T/c"
+	mv "$T/c" "$DATA/gpu/vf-claims.json"
+}
+
+# suspects: the instance ids of vf-suspect.json.
+suspects() {
+	jq -r '.suspects[]?.instance_id' "$DATA/gpu/vf-suspect.json" 2>/dev/null || true
+}
+
+@test "reconcile honours suspect.trust_ok (SPEC 8.2), and releases a stopped verification's claim without judging its end" {
+	dead_claim $VF6 i-ok
+	run -0 --separate-stderr vs reconcile --once --grace 0 --proc-root "$T"
+	assert_equal "$(jq -r 'select(.instance_id == "i-ok") | "\(.released) \(.ended) \(.suspect)"' <<<"$output")" "true unclean false"
+	assert_equal "$(suspects)" ""
+	echo "suspect.trust_ok = false" >>"$VFSENTINEL_CONF"
+	dead_claim $VF6 i-ok2
+	run -0 --separate-stderr vs reconcile --once --grace 0 --proc-root "$T"
+	assert_equal "$(jq -r 'select(.instance_id == "i-ok2") | "\(.released) \(.ended) \(.suspect)"' <<<"$output")" "true unclean true"
+	assert_equal "$(suspects)" i-ok2
+	# vfrecover killed mid-verification leaves verify-VF: released,
+	# never judged (a second suspicion would quarantine the VF).
+	dead_claim $VF6 "verify-$VF6"
+	run -0 --separate-stderr vs reconcile --once --grace 0 --proc-root "$T"
+	assert_equal "$(jq -r "select(.instance_id == \"verify-$VF6\") | .released" <<<"$output")" true
+	assert_equal "$(suspects)" i-ok2
+	run -1 grep -q '"command":"quarantine"' "$DATA/gpu/audit.jsonl"
 }

@@ -69,6 +69,7 @@ verify_command() {
 	step other "$VFSENTINEL_VERIFY_TOKEN" prepare begin 11111111-2222-3333-4444-555555555555
 	mkdir -p "$QEMU_DIR/domain-3-vfsentinel-verify"
 	step started "$VFSENTINEL_VERIFY_TOKEN" started begin "" 3
+	step reconnect "$VFSENTINEL_VERIFY_TOKEN" reconnect begin "" 3
 	printf '2026-12-07 10:00:09.000+0000: shutting down, reason=destroyed\n' \
 		>"$T/qlog/vfsentinel-verify-0000-e3-00-4.log"
 	step release "$VFSENTINEL_VERIFY_TOKEN" release end "" 3
@@ -92,8 +93,13 @@ verify_command() {
 	assert_output --regexp '^prepare 0 '
 	# Another domain with the same token does not take a claim taken.
 	assert_equal "$(sed -n 4p "$T/steps")" "other 1 $refusal"
-	run -0 sed -n 5,6p "$T/steps"
+	run -0 sed -n 5,7p "$T/steps"
 	assert_output --regexp '^started 0 '
+	# A libvirtd restart meanwhile: reconnect finds the claim by its
+	# domain_uuid and keeps it (no adoption, no error).
+	assert_line --regexp '^reconnect 0 '
+	refute_line --regexp '^reconnect 0 .*"level":"error"'
+	assert_equal "$(jq -c '[.instance_id, .domain_uuid, .vsock]' "$T/claims-reconnect")" "[\"verify-$VF4\",\"$UUID2\",\"vsock:9:2222\"]"
 	assert_line --regexp '^release 0 .*left the verification.s claim to vfrecover'
 	# Before the takeover: no domain, no type. After: the domain's UUID,
 	# the profile's type on the VF; started adds the guest endpoint.

@@ -368,7 +368,11 @@ reconnect(struct hook *h)
 	    load_all(h, msg, sizeof(msg)) == -1)
 		return log_fail(0, "cannot check the claim", "{s:s}", "error",
 		    msg);
-	cl = claims_find_instance(&h->view.claims, h->dom.uuid);
+	/* A verification domain's claim is found by its domain_uuid (8.2);
+	 * any other missing claim is adopted. */
+	if ((cl = claims_find_instance(&h->view.claims, h->dom.uuid)) ==
+	    NULL && (cl = claim_verifying(h)) != NULL)
+		return claim_complete(h, cl);
 	if (cl == NULL && claim_adopt(h, h->vfs.v[0]) != 0)
 		return 0;
 	cl = claims_find_instance(&h->view.claims, h->dom.uuid);

@@ -196,7 +196,8 @@ cmd_reconcile(struct ctx *c)
 	struct suspicion_how how = { .window = c->conf.suspect_window,
 	    .on_unknown = c->conf.suspect_on_unknown,
 	    .threshold = c->conf.threshold,
-	    .read_max = c->conf.console_read_max };
+	    .read_max = c->conf.console_read_max,
+	    .ignore_ok = !c->conf.suspect_trust_ok };	/* SPEC 8.2 */
 	struct reconcile_conf conf = { .s = &c->s, .how = &how,
 	    .sysfs_root = c->conf.sysfs_root,
 	    .proc_root = c->a.proc_root ? c->a.proc_root : "/",
