@@ -151,50 +151,6 @@ parse_args(struct answer *a, int argc, char **argv)
 		cli_usage_error(&cli, "--listen: endpoint too long");
 }
 
-/*
- * A new reply (one reference): the error line for err if not NULL, else
- * the line for state st with message msg. NULL, with a->fatal set, when
- * out of memory.
- */
-static struct lineserv_reply *
-reply_new(struct answer *a, enum guest_state st, const char *msg,
-    const char *err)
-{
-	size_t cap = 64 + (msg != NULL ? 6 * strlen(msg) : 0);
-	struct lineserv_reply *r = lineserv_reply_new(cap);
-	int n;
-
-	if (r == NULL) {
-		a->fatal = log_fail(EX_OSERR, "out of memory", NULL);
-		return NULL;
-	}
-	if (err != NULL)
-		n = guestproto_error_format(err, r->line, cap);
-	else
-		n = guestproto_reply_format(st, msg, r->line, cap);
-	if (n < 0) {
-		a->fatal = log_fail(EX_SOFTWARE, "cannot format reply",
-		    "{s:s}", "error", strerror(errno));
-		lineserv_reply_put(r);
-		return NULL;
-	}
-	r->len = (size_t)n;
-	return r;
-}
-
-/* Rebuilds the reply line for the current state (the old one stays on
- * failure, with a->fatal set). */
-static void
-reply_update(struct answer *a)
-{
-	struct lineserv_reply *r = reply_new(a, a->state, a->message, NULL);
-
-	if (r == NULL)
-		return;
-	lineserv_reply_put(a->reply);
-	a->reply = r;
-}
-
 static void
 on_failure(struct answer *a, const char *msg)
 {
@@ -349,19 +305,6 @@ events_open(struct answer *a)
 	return 0;
 }
 
-static struct lineserv_reply *
-answer_request(void *ctx, const char *line, size_t len)
-{
-	struct answer *a = ctx;
-	enum guest_method m = GUEST_METHOD_UNSUPPORTED;
-
-	if (guestproto_request_parse(line, len, &m) < 0)
-		return a->bad;
-	if (m == GUEST_METHOD_UNSUPPORTED)
-		return a->unsupported;
-	return a->reply;
-}
-
 /* --listen virtio-serial: one port, one host (vport.h); the port is
  * looked for at the first turn of the loop. */
 static int
@@ -371,7 +314,7 @@ vserial_open(struct answer *a)
 	a->pfds = malloc(POLL_FIXED * sizeof(*a->pfds));
 	if (a->pfds == NULL || vport_init(&a->port, a->listen +
 	    strlen("virtio-serial:"), a->sysfs_root, a->dev_dir,
-	    GUEST_REQUEST_MAX, answer_request, a) < 0)
+	    GUEST_REQUEST_MAX, reply_request, a) < 0)
 		return log_fail(EX_OSERR, "out of memory", NULL);
 	log_msg(LVL_INFO, "serving a virtio-serial port", "{s:s, s:s}",
 	    "endpoint", a->listen, "state", guestproto_state_name(a->state));
@@ -402,7 +345,7 @@ listen_open(struct answer *a)
 		max = CLIENT_MIN;
 	a->pfds = malloc((POLL_FIXED + max) * sizeof(*a->pfds));
 	if (a->pfds == NULL || lineserv_init(&a->serv, a->listen_fd, max,
-	    GUEST_REQUEST_MAX, CLIENT_MS, answer_request, a) < 0)
+	    GUEST_REQUEST_MAX, CLIENT_MS, reply_request, a) < 0)
 		return log_fail(EX_OSERR, "out of memory", NULL);
 	log_msg(LVL_INFO, "listening", "{s:s, s:s}", "endpoint", a->listen,
 	    "state", guestproto_state_name(a->state));
@@ -491,13 +434,7 @@ answer_open(struct answer *a)
 	int code;
 
 	state_load(a);
-	reply_update(a);
-	if (a->fatal == 0)
-		a->bad = reply_new(a, GUEST_UNKNOWN, NULL,
-		    GUEST_ERR_BAD_REQUEST);
-	if (a->fatal == 0)
-		a->unsupported = reply_new(a, GUEST_UNKNOWN, NULL,
-		    GUEST_ERR_UNSUPPORTED);
+	reply_init(a);
 	if (a->fatal != 0)
 		return a->fatal;
 	if ((code = events_open(a)) != 0 || (code = console_open(a)) != 0)
@@ -521,9 +458,7 @@ answer_release(struct answer *a)
 	free(a->pfds);
 	free(a->con_buf);
 	free(a->message);
-	lineserv_reply_put(a->reply);
-	lineserv_reply_put(a->bad);
-	lineserv_reply_put(a->unsupported);
+	reply_release(a);
 }
 
 int

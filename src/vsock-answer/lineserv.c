@@ -55,7 +55,7 @@ lineserv_init(struct lineserv *s, int listen_fd, size_t max,
 	s->max = max;
 	s->request_max = request_max;
 	s->lifetime_ms = lifetime_ms;
-	s->answer = fn;
+	s->respond = fn;
 	s->ctx = ctx;
 	return 0;
 }
@@ -94,7 +94,7 @@ client_answer(struct lineserv *s, size_t i, size_t len)
 
 	if (len > 0 && c->buf[len - 1] == '\r')
 		len--;
-	r = s->answer(s->ctx, c->buf, len);
+	r = s->respond(s->ctx, c->buf, len);
 	free(c->buf);
 	c->buf = NULL;
 	r->refs++;

@@ -51,7 +51,7 @@ struct lineserv {
 	size_t n, max;
 	size_t request_max;
 	long long lifetime_ms;
-	lineserv_answer_fn *answer;
+	lineserv_answer_fn *respond;
 	void *ctx;
 	unsigned long evicted;		/* connections dropped for the cap */
 };

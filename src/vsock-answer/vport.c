@@ -24,7 +24,7 @@ vport_init(struct vport *v, const char *spec, const char *sysfs_root,
 	v->sysfs_root = sysfs_root;
 	v->dev_dir = dev_dir;
 	v->request_max = request_max;
-	v->answer = fn;
+	v->respond = fn;
 	v->ctx = ctx;
 	v->buf = malloc(request_max + 1);
 	return v->buf == NULL ? -1 : 0;
@@ -174,7 +174,7 @@ reply_to(struct vport *v, const char *line, size_t n)
 {
 	if (n > 0 && line[n - 1] == '\r')
 		n--;
-	v->out = v->answer(v->ctx, line, n);
+	v->out = v->respond(v->ctx, line, n);
 	v->out->refs++;
 	v->off = 0;
 }

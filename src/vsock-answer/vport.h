@@ -50,7 +50,7 @@ struct vport {
 	struct lineserv_reply *out;	/* a reference while replying */
 	size_t off;
 	long long retry_at;		/* io_now_ms() of the next look */
-	lineserv_answer_fn *answer;
+	lineserv_answer_fn *respond;
 	void *ctx;
 	unsigned long served;		/* requests answered */
 };

@@ -2,8 +2,9 @@
  * vsock-answer.h - what the parts of vsock-answer share: the state of
  * one run (struct answer) and the parts' entry points. src/vsock-answer.c
  * holds the options, the events, the connections and the poll loop;
- * state.c the guest state's message and its file; console.c the serial
- * console's markers. Program-side: these log, and set a->fatal.
+ * state.c the guest state's message and its file; reply.c the reply
+ * lines and the reply to a request; console.c the serial console's
+ * markers. Program-side: these log, and set a->fatal.
  */
 #ifndef VSOCK_ANSWER_H
 #define VSOCK_ANSWER_H
@@ -57,6 +58,21 @@ void state_save(struct answer *a);
 
 /* state.c: reads the boot id and restores the state file of this boot. */
 void state_load(struct answer *a);
+
+/* reply.c: makes the reply lines (the state's and the two errors'). */
+void reply_init(struct answer *a);
+
+/* reply.c: rebuilds the reply line for the current state (the old one
+ * stays on failure, with a->fatal set). */
+void reply_update(struct answer *a);
+
+/* reply.c: the reply to the request line[0, len) (lineserv_answer_fn;
+ * ctx is the struct answer). Borrowed. */
+struct lineserv_reply *reply_request(void *ctx, const char *line,
+    size_t len);
+
+/* reply.c: drops the reply lines. */
+void reply_release(struct answer *a);
 
 /* console.c: opens --console (if given); 0 or 74. */
 int console_open(struct answer *a);
