@@ -1,10 +1,10 @@
 /*
  * deconfigure.c - `vfstore deconfigure --vf VF` (SPEC.md 4.2): the dirty
  * VF a crashed launcher left (a vGPU type written, no claim), under the
- * exclusive lock so that no vfpick claims it meanwhile (the logic is
- * claimrelease.c, the lock and refusals claimop.c).
+ * exclusive lock so that no vfpick claims it meanwhile (the lock, the
+ * change and the refusals are claimop.c).
  */
-#include "claimrelease.h"
+#include "claimop.h"
 #include "log.h"
 #include "sysfs.h"
 

@@ -1,16 +1,17 @@
 /*
  * release.c - `vfstore release --instance ID`: the instance's claim
  * removed (its VF deconfigured with --deconfigure), the VF judged for a
- * suspicion by how the instance ended (SPEC.md 4.2, 7.3; the logic is
- * claimrelease.c, the lock and refusals claimop.c).
+ * suspicion by how the instance ended (SPEC.md 4.2, 7.3; the lock, the
+ * change and the refusals are claimop.c).
  */
 #include <string.h>
 
-#include "claimrelease.h"
+#include "claimop.h"
 #include "cli.h"
 #include "io.h"
 #include "log.h"
 #include "suspect.h"
+#include "suspicion.h"
 
 #include "vfstore.h"
 

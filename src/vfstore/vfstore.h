@@ -112,16 +112,9 @@ int cmd_config(struct ctx *c);
 /* claims.c */
 int cmd_claims(struct ctx *c);
 
-/* release.c, deconfigure.c; claimop.c: claimop_locked() runs release
- * (release true) or deconfigure on the ledger under the exclusive lock,
- * a refusal logged: the exit code, *r the result (v: the suspicion's
- * verdict of a release, or NULL). */
-struct claimop;
-struct suspicion_verdict;
+/* release.c, deconfigure.c (what they share: claimop.h) */
 int cmd_release(struct ctx *c);
 int cmd_deconfigure(struct ctx *c);
-int claimop_locked(struct ctx *c, bool release, struct claimop *r,
-    struct suspicion_verdict *v);
 
 /* quarantine.c, clear.c (the engine: quarantine.h). quarantine_vfs()
  * quarantines (quarantine true) or clears the VFs of --vf or --card
