@@ -122,3 +122,19 @@ suspects() {
 	assert_equal "$(suspects)" i-ok2
 	run -1 grep -q '"command":"quarantine"' "$DATA/gpu/audit.jsonl"
 }
+
+@test "reconcile, as root, follows no link to a claim's control socket (SPEC 8.3): such a claim is kept, uncertain" {
+	dead_claim $VF6 i-link
+	mv "$T/i-link.qmp" "$T/real.qmp"
+	ln -s "$T/real.qmp" "$T/i-link.qmp"
+	sum=$(sha "$DATA/gpu/vf-claims.json")
+	run -0 --separate-stderr vs reconcile --once --grace 0 --proc-root "$T"
+	assert_equal "$(jq -c 'select(.instance_id == "i-link") | [.liveness, .released, .reason]' <<<"$output")" \
+	    '["uncertain",false,"control socket path has a link (not followed)"]'
+	assert_equal "$(sha "$DATA/gpu/vf-claims.json")" "$sum"
+	# The socket itself, named without a link: gone, released.
+	rm "$T/i-link.qmp"
+	mv "$T/real.qmp" "$T/i-link.qmp"
+	run -0 --separate-stderr vs reconcile --once --grace 0 --proc-root "$T"
+	assert_equal "$(jq -c 'select(.instance_id == "i-link") | [.liveness, .released]' <<<"$output")" '["gone",true]'
+}

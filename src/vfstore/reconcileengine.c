@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "prom.h"
+#include "safeopen.h"
 #include "reconcileengine.h"
 #include "claimlife.h"
 #include "sysfs.h"
@@ -67,6 +68,7 @@ socket_reason(const char *why)
 		{ "connect accepted", "control socket accepted a connection" },
 		{ "not a socket", "control socket path is not a socket" },
 		{ "lstat failed", "cannot lstat the control socket" },
+		{ "a link", "control socket path has a link (not followed)" },
 	};
 	size_t i;
 
@@ -74,6 +76,34 @@ socket_reason(const char *why)
 		if (strcmp(why, map[i][0]) == 0)
 			return map[i][1];
 	return "connect to the control socket failed";
+}
+
+/*
+ * The VMM's liveness by its control socket, reached as a root process
+ * reaches a path the service user wrote (SPEC.md 8.3): no link followed
+ * in any component, never opened by name (safeopen.h, vmm_liveness_fd).
+ */
+static enum vmm_state
+socket_liveness(const struct vmm_listeners *l, const char *path,
+    const char **why)
+{
+	enum vmm_state st;
+	int fd = safeopen_path(AT_FDCWD, path, SAFEOPEN_NO_LINKS), err;
+
+	if (fd < 0 && errno == ENOENT) {
+		*why = "no such file";
+		errno = 0;
+		return VMM_GONE;
+	}
+	if (fd < 0) {
+		*why = errno == ELOOP ? "a link" : "stat failed";
+		return VMM_UNCERTAIN;
+	}
+	st = vmm_liveness_fd(l, path, fd, why);
+	err = errno;
+	close(fd);
+	errno = err;
+	return st;
 }
 
 /*
@@ -97,7 +127,7 @@ decide(const char *sysfs_root, const struct tables *t,
 		r->liveness = VMM_UNCERTAIN;
 		r->reason = "no control socket in the claim";
 	} else {
-		r->liveness = vmm_liveness(&t->l, cl->control_socket, &why);
+		r->liveness = socket_liveness(&t->l, cl->control_socket, &why);
 		r->err = errno;
 		r->reason = socket_reason(why);
 		r->end = why == vmm_why_refused ? "unclean" : "unknown";
