@@ -42,8 +42,14 @@ find "$build/unit" -maxdepth 1 -type f -perm -u+x -print0 |
 		--errors-for-leak-kinds=definite,indirect \
 		--log-file="$1/logs/unit-${2##*/}.%p.log" "$2" >/dev/null' \
 	_ "$vdir" || rc=1
+# valgrind 3.19 (Debian 12) does not know openat2 (syscall 437): it
+# warns and returns ENOSYS, and safeopen.c then takes its fallback for
+# kernels before 5.6 (O_NOFOLLOW, no ".."), which memcheck thus checks;
+# that warning alone is no error. Any other line is.
 bad=0
 for log in "$vdir"/logs/*.log; do
+	[ -s "$log" ] || continue
+	sed -i '/WARNING: unhandled amd64-linux syscall: 437$/,+4d' "$log"
 	[ -s "$log" ] || continue
 	echo "valgrind: $log:"
 	sed 's/^/  /' "$log"
