@@ -16,6 +16,9 @@
 
 VFS_ROOT=${VFS_ROOT:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
 load ../helpers
+# The installed services source the installed sv-lib.sh: a runsvdir
+# started in the container must not inherit the tree's path.
+unset VFSENTINEL_SV_LIB
 
 HOST_UNITS=(vfsentinel-sentinel vfsentinel-resources vfsentinel-reconcile
 	vfsentinel-verify)
