@@ -179,17 +179,7 @@ unpolled_of() {
 	# the kernel goes: the log is now the file, now the FIFO.
 	ln "$T/fifo" "$T/log"
 	ln "$T/reg" "$T/alt"
-	python3 -c '
-import ctypes, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-a, b = (os.fsencode(sys.argv[1] + n) for n in ("/log", "/alt"))
-libc.renameat2(-100, a, -100, b, 2)
-open(sys.argv[1] + "/swapping", "w").close()
-while True:
-    libc.renameat2(-100, a, -100, b, 2)
-' "$T" 2>/dev/null &
-	SWAP_PID=$!
-	wait_for test -e "$T/swapping"
+	swap_names "$T"
 	for i in $(seq 20); do
 		sentinel-poll --sysfs-root "$SYSFS" --targets "$TARGETS" \
 		    --source log --once >/dev/null 2>&1 || true

@@ -117,17 +117,7 @@ refused_paths() {
 	ln "$T/fifo" "$T/log"
 	ln "$T/reg" "$T/alt"
 	watch "$T/fifo"
-	python3 -c '
-import ctypes, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-a, b = (os.fsencode(sys.argv[1] + n) for n in ("/log", "/alt"))
-libc.renameat2(-100, a, -100, b, 2)
-open(sys.argv[1] + "/swapping", "w").close()
-while True:
-    libc.renameat2(-100, a, -100, b, 2)
-' "$T" 2>/dev/null &
-	SWAP_PID=$!
-	wait_for test -e "$T/swapping"
+	swap_names "$T"
 	for i in $(seq 30); do
 		claim_with "$T/log"
 		vs release --instance i-1 --ended unclean >/dev/null 2>&1
@@ -147,17 +137,7 @@ while True:
 	ln "$T/fifo" "$T/log"
 	ln "$T/reg" "$T/alt"
 	watch "$T/fifo"
-	python3 -c '
-import ctypes, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-a, b = (os.fsencode(sys.argv[1] + n) for n in ("/log", "/alt"))
-libc.renameat2(-100, a, -100, b, 2)
-open(sys.argv[1] + "/swapping", "w").close()
-while True:
-    libc.renameat2(-100, a, -100, b, 2)
-' "$T" 2>/dev/null &
-	SWAP_PID=$!
-	wait_for test -e "$T/swapping"
+	swap_names "$T"
 	printf '2026-12-07 10:00:09.000+0000: shutting down, reason=destroyed\n' \
 	    >"$T/qlog/vm-a.log"
 	for i in $(seq 15); do

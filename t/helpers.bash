@@ -281,3 +281,21 @@ need_tool() {
 		esac || skip "$t missing (make deps installs it)"
 	done
 }
+
+# swap_names DIR: DIR/log and DIR/alt swap places (renameat2
+# RENAME_EXCHANGE) as fast as the kernel goes, in the background
+# (SWAP_PID), until killed; returns once the swapping runs. For a path
+# that is a regular file at the check and a FIFO or device at the open.
+swap_names() {
+	python3 -c '
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+a, b = (os.fsencode(sys.argv[1] + n) for n in ("/log", "/alt"))
+libc.renameat2(-100, a, -100, b, 2)
+open(sys.argv[1] + "/swapping", "w").close()
+while True:
+    libc.renameat2(-100, a, -100, b, 2)
+' "$1" 2>/dev/null &
+	SWAP_PID=$!
+	wait_for test -e "$1/swapping"
+}
