@@ -83,18 +83,20 @@ vs() {
 	assert_output 1
 }
 
-# dead_claim VF INSTANCE: a claim of VF made a minute ago whose VMM was
-# killed (its control socket refuses connections), whose guest said OK
-# (ok_at, and the marker in its console log).
+# dead_claim VF INSTANCE [TOKEN]: a claim of VF made a minute ago whose
+# VMM was killed (its control socket refuses connections), whose guest
+# said OK (ok_at, and the marker in its console log); with TOKEN, a
+# verification claim (verify_token).
 dead_claim() {
 	python3 -c 'import socket, sys
 socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$T/$2.qmp"
 	echo "VFSENTINEL-HEALTH: OK" >"$T/$2.console"
 	jq --arg vf "$1" --arg i "$2" --arg q "$T/$2.qmp" \
-	    --arg log "$T/$2.console" \
+	    --arg log "$T/$2.console" --arg tok "${3:-}" \
 	    --arg at "$(date -u -d '-60 sec' +%Y-%m-%dT%H:%M:%SZ)" \
 	    '.claims += [{vf_address:$vf, instance_id:$i, claimed_at:$at,
-	    ok_at:$at, control_socket:$q, app_log:$log}]' \
+	    ok_at:$at, control_socket:$q, app_log:$log} +
+	    (if $tok == "" then {} else {verify_token:$tok} end)]' \
 	    "$DATA/gpu/vf-claims.json" >"$T/c"
 	mv "$T/c" "$DATA/gpu/vf-claims.json"
 }
@@ -116,7 +118,7 @@ suspects() {
 	assert_equal "$(suspects)" i-ok2
 	# vfrecover killed mid-verification leaves verify-VF: released,
 	# never judged (a second suspicion would quarantine the VF).
-	dead_claim $VF6 "verify-$VF6"
+	dead_claim $VF6 "verify-$VF6" 0123456789abcdef0123456789abcdef
 	run -0 --separate-stderr vs reconcile --once --grace 0 --proc-root "$T"
 	assert_equal "$(jq -r "select(.instance_id == \"verify-$VF6\") | .released" <<<"$output")" true
 	assert_equal "$(suspects)" i-ok2

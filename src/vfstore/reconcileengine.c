@@ -231,6 +231,7 @@ decide_all(const struct reconcile_conf *conf, const struct claims *cl,
 		memcpy(r->vf, cl->v[i].vf, sizeof(r->vf));
 		if ((r->instance_id = strdup(cl->v[i].instance_id)) == NULL)
 			break;
+		r->verification = cl->v[i].verify_token != NULL;
 		r->reason = "claimed within the grace period";
 		if (in_grace(&cl->v[i], conf->grace, &now, &bad))
 			continue;
@@ -354,7 +355,7 @@ end_of(const struct reconcile_conf *conf, struct reconcile_claim *r,
 	    .deconfigured = r->deconfigured, .verdict = &r->verdict };
 	/* A verification claim (vfrecover's, SPEC 8.2) left by a stopped
 	 * vfrecover: released, its end never judged (the VF is suspect). */
-	if (conf->how == NULL || strncmp(r->instance_id, "verify-", 7) == 0)
+	if (conf->how == NULL || r->verification)
 		return;
 	*how = *conf->how;
 	how->ended = r->end != NULL ? r->end : "unknown";

@@ -53,6 +53,7 @@ struct reconcile_claim {
 	char vf[VF_ADDR_LEN + 1];
 	char *instance_id;		/* owned */
 	bool examined;			/* older than the grace period */
+	bool verification;		/* vfrecover's (a verify_token) */
 	enum vmm_state liveness;
 	const char *reason;		/* static: why this liveness/outcome */
 	int err;			/* errno behind reason, or 0 */
