@@ -296,6 +296,7 @@ open(sys.argv[1] + "/swapping", "w").close()
 while True:
     libc.renameat2(-100, a, -100, b, 2)
 ' "$1" 2>/dev/null &
+	# shellcheck disable=SC2034 # the test kills it
 	SWAP_PID=$!
 	wait_for test -e "$1/swapping"
 }
