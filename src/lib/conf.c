@@ -355,31 +355,16 @@ skipped(const struct conf_load_opts *o, const char *name)
 	    (k == NULL || (k->readers & o->reader) == 0);
 }
 
-int
-conf_load_as(struct conf *c, const char *path, bool must_exist,
+/* Applies f's lines to c; 0, or -1 with "FILE:LINE: ..." in err (and
+ * the key in o->bad_key). An error o's reader skips is o->warn'ed. */
+static int
+read_lines(struct conf *c, FILE *f, const char *path,
     struct conf_load_opts *o, char *err, size_t errlen)
 {
 	char line[CONF_LINE_MAX], name[64], why[128], msg[PATH_MAX + 256];
 	unsigned lineno = 0;
-	FILE *f;
-	int fd, rc = 0;
+	int rc = 0;
 
-	if (o != NULL)
-		o->bad_key[0] = '\0';
-	/* Never blocks, and only a regular file (SPEC 6.3): a FIFO in its
-	 * place would hang every program at start. A link is followed. */
-	f = NULL;
-	if ((fd = io_open_regular(path, O_RDONLY, 0)) >= 0 &&
-	    (f = fdopen(fd, "re")) == NULL) {
-		close(fd);
-		errno = ENOMEM;
-	}
-	if (f == NULL) {
-		if (errno == ENOENT && !must_exist)
-			return 0;
-		snprintf(err, errlen, "%s: %s", path, io_strerror(errno));
-		return -1;
-	}
 	while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
 		lineno++;
 		name[0] = '\0';
@@ -400,25 +385,60 @@ conf_load_as(struct conf *c, const char *path, bool must_exist,
 	}
 	if (rc == 0 && ferror(f)) {
 		snprintf(err, errlen, "%s: read error", path);
-		rc = -1;
-	} else if (rc < 0) {
+		return -1;
+	}
+	if (rc < 0) {
 		snprintf(err, errlen, "%s:%u: %s%s%s", path, lineno, why,
 		    name[0] ? ": " : "", name);
 		if (o != NULL)
 			snprintf(o->bad_key, sizeof(o->bad_key), "%s", name);
-	} else if (c->verify_set && c->verify_wait >= c->step_timeout &&
-	    !skipped(o, "recovery.verify_wait")) {
-		/* SPEC 8.2: libvirt-verify must end before vfrecover's
-		 * step_timeout kills it. */
-		snprintf(err, errlen, "%s: invalid value (recovery.verify_wait "
-		    "%u must be less than recovery.step_timeout %u): "
-		    "recovery.verify_wait", path, c->verify_wait,
-		    c->step_timeout);
-		if (o != NULL)
-			snprintf(o->bad_key, sizeof(o->bad_key),
-			    "recovery.verify_wait");
-		rc = -1;
 	}
+	return rc;
+}
+
+/* SPEC 8.2: libvirt-verify must end before vfrecover's step_timeout
+ * kills it. 0, or -1 with the reason in err. */
+static int
+check_verify_wait(const struct conf *c, const char *path,
+    struct conf_load_opts *o, char *err, size_t errlen)
+{
+	if (!c->verify_set || c->verify_wait < c->step_timeout ||
+	    skipped(o, "recovery.verify_wait"))
+		return 0;
+	snprintf(err, errlen, "%s: invalid value (recovery.verify_wait %u "
+	    "must be less than recovery.step_timeout %u): "
+	    "recovery.verify_wait", path, c->verify_wait, c->step_timeout);
+	if (o != NULL)
+		snprintf(o->bad_key, sizeof(o->bad_key),
+		    "recovery.verify_wait");
+	return -1;
+}
+
+int
+conf_load_as(struct conf *c, const char *path, bool must_exist,
+    struct conf_load_opts *o, char *err, size_t errlen)
+{
+	FILE *f = NULL;
+	int fd, rc;
+
+	if (o != NULL)
+		o->bad_key[0] = '\0';
+	/* Never blocks, and only a regular file (SPEC 6.3): a FIFO in its
+	 * place would hang every program at start. A link is followed. */
+	if ((fd = io_open_regular(path, O_RDONLY, 0)) >= 0 &&
+	    (f = fdopen(fd, "re")) == NULL) {
+		close(fd);
+		errno = ENOMEM;
+	}
+	if (f == NULL) {
+		if (errno == ENOENT && !must_exist)
+			return 0;
+		snprintf(err, errlen, "%s: %s", path, io_strerror(errno));
+		return -1;
+	}
+	rc = read_lines(c, f, path, o, err, errlen);
+	if (rc == 0)
+		rc = check_verify_wait(c, path, o, err, errlen);
 	fclose(f);
 	return rc;
 }
