@@ -45,8 +45,10 @@ setup_file() {
 }
 
 teardown_file() {
-	[ -n "${LV_HOLDER:-}" ] && lv_teardown
-	true
+	[ -n "${LV_HOLDER:-}" ] || return 0
+	LV_LEFT=
+	lv_teardown
+	lv_left_tap >&3
 }
 
 setup() {

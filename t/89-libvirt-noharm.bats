@@ -26,15 +26,7 @@ setup_file() {
 }
 
 teardown_file() {
-	W=$(cat "$BATS_FILE_TMPDIR/w" 2>/dev/null) || return 0
-	LV=$W/lv
-	LV_HOLDER=$(cat "$W/holder.pid" 2>/dev/null)
-	if [ -n "$LV_HOLDER" ]; then
-		kill "$(cat "$LV/run/virtlogd.pid" 2>/dev/null)" 2>/dev/null
-		lv_teardown
-	fi
-	[ -n "${KEEP:-}" ] || rm -rf "$W"
-	true
+	stock_teardown_file
 }
 
 setup() {

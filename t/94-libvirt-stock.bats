@@ -38,6 +38,49 @@ setup() {
 	stock_setup
 }
 
+# holders PIPE: each process of the test host (lv_procs, and the
+# namespace's holder) with a descriptor on PIPE, as "PID FD".
+holders() {
+	local pid fd
+	for pid in $(lv_procs | awk '{ print $1 }') "$LV_HOLDER"; do
+		for fd in /proc/"$pid"/fd/*; do
+			[ "$(readlink "$fd")" != "$1" ] || echo "$pid ${fd##*/}"
+		done
+	done
+}
+
+@test "the test host: no daemon holds the test run's output pipe (bats' descriptors 3 and above)" {
+	local pipe
+	pipe=$(readlink /proc/$BASHPID/fd/3)
+	[[ $pipe == pipe:* ]]
+	# The host's daemons and the sentinel's service are there.
+	run -0 lv_procs
+	assert_line --regexp '^[0-9]+ /usr/sbin/libvirtd '
+	assert_line --regexp '^[0-9]+ /usr/sbin/virtlogd '
+	assert_line --regexp '^[0-9]+ runsv vfsentinel-sentinel$'
+	assert_line --regexp '^[0-9]+ sentinel-poll '
+	run -0 holders "$pipe"
+	assert_output ""
+}
+
+@test "the test host: lv_reap names and kills what is left in the namespace" {
+	# A namespace of this test's own: the file's host stays up.
+	lv_setup "$T/lv"
+	lv_detached nsenter -t "$LV_HOLDER" -m -- setsid sh -c \
+	    'sleep 301 & exec sleep 302' </dev/null >/dev/null 2>&1 &
+	wait_long pgrep -f '^sleep 30[1]$'
+	wait_long pgrep -f '^sleep 30[2]$'
+	LV_LEFT=
+	lv_reap 0
+	run -0 lv_left_tap
+	assert_line --regexp '^# left at teardown, killed: [0-9]+ sleep 301$'
+	assert_line --regexp '^# left at teardown, killed: [0-9]+ sleep 302$'
+	assert_equal "${#lines[@]}" 2
+	wait_long sh -c '! pgrep -f "^sleep 30[12]$"'
+	kill -KILL "$LV_HOLDER"
+	wait "$LV_HOLDER" 2>/dev/null || true
+}
+
 @test "stock libvirt: the console path and the agent channel each record a failure as the package runs the sentinel; two boots quarantine, the third start is refused" {
 	local uid t0 t1 t2
 	uid=$(id -u vfsentinel)

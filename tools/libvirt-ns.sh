@@ -37,6 +37,62 @@ lv_wait() {
 	timeout "$s" sh -c 'until "$@" 2>/dev/null; do sleep 0.05; done' _ "$@"
 }
 
+# lv_detached CMD...: execs CMD with no descriptor of this shell above
+# stderr. Run it in the background (lv_detached CMD... &), stdout and
+# stderr redirected: bats keeps its output pipe on several descriptors
+# (3, 4 and higher), and a daemon that held any of them would hold the
+# whole test run open until it exits, however the test ended.
+lv_detached() {
+	local fd
+	for fd in /proc/self/fd/*; do
+		fd=${fd##*/}
+		[ "$fd" -le 2 ] || eval "exec $fd>&-"
+	done
+	exec "$@"
+}
+
+# lv_procs: "PID COMMAND" of each process in the namespace (libvirtd,
+# virtlogd, QEMU, and whatever was started in it with nsenter, and all
+# they started), the holder excepted: the test host, however its
+# processes were reparented or put in sessions of their own.
+lv_procs() {
+	local ns
+	ns=$(ps -o mntns= -p "$LV_HOLDER" 2>/dev/null | tr -d ' ')
+	[ -n "$ns" ] || return 0
+	ps -e -o mntns=,pid=,args= | awk -v ns="$ns" -v h="$LV_HOLDER" \
+	    '$1 == ns && $2 != h { $1 = ""; print substr($0, 2) }'
+}
+
+# lv_reap SECONDS: waits at most SECONDS for every process of the
+# namespace but the holder (lv_procs) to end; kills (SIGKILL) each one
+# still there then and adds it to LV_LEFT ("PID COMMAND", a line each).
+# After a teardown asked its daemons to stop, what is left is worth a
+# look (lv_left_tap) and must not outlive the test.
+lv_reap() {
+	local end=$((SECONDS + $1)) left
+	while :; do
+		left=$(lv_procs)
+		if [ -z "$left" ] || [ "$SECONDS" -ge "$end" ]; then
+			break
+		fi
+		sleep 0.2
+	done
+	[ -n "$left" ] || return 0
+	echo "$left" | awk '{ print $1 }' | xargs kill -KILL 2>/dev/null
+	LV_LEFT="${LV_LEFT:+$LV_LEFT
+}$left"
+}
+
+# lv_left_tap: LV_LEFT as TAP comments (a test file's teardown shows
+# them on fd 3).
+lv_left_tap() {
+	local l
+	[ -n "${LV_LEFT:-}" ] || return 0
+	while IFS= read -r l; do
+		echo "# left at teardown, killed: $l"
+	done <<<"$LV_LEFT"
+}
+
 # lv_setup DIR: the namespace over DIR/{etc,run,lib,log,cache}, with a
 # qemu.conf for this machine (no virtlogd, QEMU as root, no security
 # driver) and room for a hook in DIR/etc/hooks/qemu.d. Sets LV (DIR) and
@@ -51,7 +107,7 @@ lv_setup() {
 		# An empty mount point where the package made none.
 		[ -d "$p" ] || mkdir -p "$p"
 	done
-	unshare -m --propagation private sh -c '
+	lv_detached unshare -m --propagation private sh -c '
 		lv=$1; shift
 		for p; do
 			case $p in
@@ -62,7 +118,7 @@ lv_setup() {
 		done
 		touch "$lv/ns-ready"
 		exec sleep 900' _ "$LV" /etc/libvirt /run/libvirt /var/lib/libvirt \
-		/var/log/libvirt /var/cache/libvirt 3>&- &
+		/var/log/libvirt /var/cache/libvirt </dev/null >/dev/null 2>&1 &
 	LV_HOLDER=$!
 	export LV LV_HOLDER
 	lv_wait 10 test -e "$LV/ns-ready"
@@ -84,8 +140,8 @@ lv_start() {
 	rm -f "$LV/run/libvirt-sock"
 	# Root's libvirtd keeps its pid file at /run/libvirtd.pid: outside
 	# the bind mounts, so it is named here.
-	lv_in setsid /usr/sbin/libvirtd --pid-file /run/libvirt/libvirtd.pid \
-		>>"$LV/libvirtd.out" 2>&1 3>&- &
+	lv_detached nsenter -t "$LV_HOLDER" -m -- setsid /usr/sbin/libvirtd \
+		--pid-file /run/libvirt/libvirtd.pid >>"$LV/libvirtd.out" 2>&1 &
 	lv_wait 10 test -S "$LV/run/libvirt-sock" &&
 		lv_wait 30 nsenter -t "$LV_HOLDER" -m -- virsh -q \
 		-c qemu:///system version >/dev/null
@@ -101,13 +157,15 @@ lv_stop() {
 		grep -q "^State:.*Z" "/proc/$1/status"' _ "$pid"
 }
 
-# lv_teardown: every QEMU the daemon started, the daemon, the holder.
+# lv_teardown: every QEMU the daemon started, the daemon, what is left
+# in the namespace 10 s later (LV_LEFT: lv_reap), the holder.
 lv_teardown() {
 	local f
 	for f in "$LV"/run/qemu/*.pid; do
 		[ -e "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null
 	done
 	lv_stop
+	lv_reap 10
 	kill -KILL "$LV_HOLDER" 2>/dev/null
 	# Reaped here, where its end is expected (no "Killed" from bash).
 	wait "$LV_HOLDER" 2>/dev/null || true
