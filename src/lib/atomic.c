@@ -29,15 +29,13 @@ fail(struct atomic_result *res, const char *step)
 int
 atomic_sync_dir(const char *dir)
 {
-	int fd, rc, saved;
+	int fd, rc;
 
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	rc = fsync(fd);
-	saved = errno;
-	close(fd);
-	errno = saved;
+	io_close_keep_errno(fd);
 	return rc;
 }
 

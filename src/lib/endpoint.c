@@ -18,6 +18,7 @@
 
 #include "conf.h"
 #include "endpoint.h"
+#include "io.h"
 
 static int
 einval(void)
@@ -149,16 +150,14 @@ endpoint_connect(const struct endpoint *ep)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = make_addr(ep, &ss);
-	int fd, saved;
+	int fd;
 
 	fd = new_socket(ep);
 	if (fd < 0)
 		return -1;
 	if (connect(fd, (struct sockaddr *)&ss, len) < 0 &&
 	    errno != EINPROGRESS) {
-		saved = errno;
-		close(fd);
-		errno = saved;
+		io_close_keep_errno(fd);
 		return -1;
 	}
 	return fd;
@@ -184,7 +183,7 @@ endpoint_listen(const struct endpoint *ep)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = make_addr(ep, &ss);
-	int fd, saved;
+	int fd;
 
 	if (ep->kind == EP_HVSOCK || ep->kind == EP_VSERIAL) {
 		errno = EINVAL;
@@ -197,9 +196,7 @@ endpoint_listen(const struct endpoint *ep)
 		return -1;
 	if (bind(fd, (struct sockaddr *)&ss, len) < 0 ||
 	    listen(fd, SOMAXCONN) < 0) {
-		saved = errno;
-		close(fd);
-		errno = saved;
+		io_close_keep_errno(fd);
 		return -1;
 	}
 	return fd;

@@ -61,6 +61,15 @@ io_set_nonblock(int fd, bool on)
 	return fcntl(fd, F_SETFL, fl);
 }
 
+void
+io_close_keep_errno(int fd)
+{
+	int saved = errno;
+
+	close(fd);
+	errno = saved;
+}
+
 int
 io_pathf(char *buf, size_t len, const char *fmt, ...)
 {
@@ -151,7 +160,7 @@ int
 io_open_regular_at(int dirfd, const char *path, int flags, mode_t mode)
 {
 	struct stat st;
-	int fd, saved;
+	int fd;
 
 	fd = openat(dirfd, path, flags | O_CLOEXEC | O_NONBLOCK, mode);
 	if (fd < 0) {
@@ -170,9 +179,7 @@ io_open_regular_at(int dirfd, const char *path, int flags, mode_t mode)
 		goto fail;
 	return fd;
 fail:
-	saved = errno;
-	close(fd);
-	errno = saved;
+	io_close_keep_errno(fd);
 	return -1;
 }
 

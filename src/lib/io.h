@@ -18,6 +18,12 @@ int io_write_all(int fd, const void *buf, size_t len);
 int io_set_nonblock(int fd, bool on);
 
 /*
+ * Closes fd with errno left as it was (close(2) may change it): for a
+ * path that returns the error of an earlier call.
+ */
+void io_close_keep_errno(int fd);
+
+/*
  * True when the reader of the pipe or socket fd has gone away (poll
  * reports POLLERR or POLLHUP on the write side). Lets an idle program
  * notice that its stdout consumer died without writing to it.

@@ -74,7 +74,7 @@ safeopen_reopen(int pathfd, struct stat *st)
 {
 	char proc[64];
 	struct stat now;
-	int fd, saved;
+	int fd;
 
 	if (fstat(pathfd, st) == -1)
 		return -1;
@@ -96,9 +96,7 @@ safeopen_reopen(int pathfd, struct stat *st)
 	*st = now;
 	return fd;
 fail:
-	saved = errno;
-	close(fd);
-	errno = saved;
+	io_close_keep_errno(fd);
 	return -1;
 }
 
@@ -106,14 +104,12 @@ int
 safeopen_file(int dirfd, const char *path, enum safeopen_links links,
     struct stat *st)
 {
-	int pathfd, fd, saved;
+	int pathfd, fd;
 
 	if ((pathfd = safeopen_path(dirfd, path, links)) == -1)
 		return -1;
 	fd = safeopen_reopen(pathfd, st);
-	saved = errno;
-	close(pathfd);
-	errno = saved;
+	io_close_keep_errno(pathfd);
 	return fd;
 }
 
@@ -128,7 +124,7 @@ safeopen_connect(int pathfd)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct stat st;
-	int fd, saved;
+	int fd;
 
 	if (fstat(pathfd, &st) == -1)
 		return -1;
@@ -143,9 +139,7 @@ safeopen_connect(int pathfd)
 		return -1;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1 &&
 	    errno != EINPROGRESS) {
-		saved = errno;
-		close(fd);
-		errno = saved;
+		io_close_keep_errno(fd);
 		return -1;
 	}
 	return fd;

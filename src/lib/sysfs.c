@@ -380,7 +380,7 @@ static int
 write_type(const char *path, unsigned type_id)
 {
 	char buf[16];
-	int fd, n, saved;
+	int fd, n;
 
 	n = snprintf(buf, sizeof(buf), "%u\n", type_id);
 	if (n < 0 || (size_t)n >= sizeof(buf)) {
@@ -391,9 +391,7 @@ write_type(const char *path, unsigned type_id)
 	if (fd == -1)
 		return -1;
 	if (io_write_all(fd, buf, (size_t)n) == -1) {
-		saved = errno;
-		close(fd);
-		errno = saved;
+		io_close_keep_errno(fd);
 		return -1;
 	}
 	return close(fd);

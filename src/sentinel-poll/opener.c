@@ -263,7 +263,7 @@ resolve(const struct opener_request *rq, const struct opener_dirs *dirs,
     bool cap, bool *raised)
 {
 	const char *dir, *rel;
-	int dfd, fd, saved;
+	int dfd, fd;
 
 	dir = opener_dirs_match(dirs, rq->path, &rel);
 	*raised = cap && dir != NULL;
@@ -277,9 +277,7 @@ resolve(const struct opener_request *rq, const struct opener_dirs *dirs,
 	if ((dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
 		return -1;
 	fd = safeopen_path(dfd, rel, SAFEOPEN_NO_LINKS);
-	saved = errno;
-	close(dfd);
-	errno = saved;
+	io_close_keep_errno(dfd);
 	return fd;
 }
 

@@ -171,7 +171,7 @@ recovery_dir_open(const char *gpu_dir, bool create, char *why,
 {
 	char path[PATH_MAX];
 	struct stat gpu;
-	int fd, saved;
+	int fd;
 
 	why[0] = '\0';
 	if (io_pathf(path, sizeof(path), "%s/recovery", gpu_dir) < 0 ||
@@ -189,9 +189,7 @@ recovery_dir_open(const char *gpu_dir, bool create, char *why,
 	if (fd < 0)
 		return -1;
 	if (dir_check(fd, &gpu, path, why, whylen) < 0) {
-		saved = errno;
-		close(fd);
-		errno = saved;
+		io_close_keep_errno(fd);
 		return -1;
 	}
 	return fd;

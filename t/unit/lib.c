@@ -1,7 +1,7 @@
 /*
  * lib.c - unit tests for the pure parsers of src/lib: RFC 3339, the
  * JSON-lines reader, the configuration file, endpoints and Prometheus
- * text.
+ * text; io_close_keep_errno.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +12,7 @@
 
 #include "conf.h"
 #include "endpoint.h"
+#include "io.h"
 #include "jsonarena.h"
 #include "jsonl.h"
 #include "prom.h"
@@ -320,6 +321,23 @@ test_jsonl_write_long(void)
 	json_decref(obj);
 }
 
+/* The error a failed call set survives the close of its descriptor, also
+ * a close that fails itself (EBADF). */
+static void
+test_close_keep_errno(void)
+{
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	errno = ENOSPC;
+	io_close_keep_errno(fd);
+	ok(errno == ENOSPC, "io_close_keep_errno: errno kept (%d)", errno);
+	ok(fcntl(fd, F_GETFD) == -1 && errno == EBADF,
+	    "io_close_keep_errno: the descriptor is closed");
+	errno = ENOSPC;
+	io_close_keep_errno(-1);
+	ok(errno == ENOSPC, "io_close_keep_errno: a failed close keeps it too");
+}
+
 int
 main(void)
 {
@@ -332,6 +350,7 @@ main(void)
 	test_prom();
 	test_jsonarena();
 	test_jsonl_write_long();
+	test_close_keep_errno();
 	if (rmdir(dir) != 0)
 		ok(0, "the temp dir is left empty and removed");
 	return done_testing();
