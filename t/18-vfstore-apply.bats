@@ -38,6 +38,17 @@ start_apply() {
 	exec 5>"$T/in"
 }
 
+# term_apply: SIGTERM to start_apply's vfstore, which exits 0; its input
+# closed.
+term_apply() {
+	local rc=0
+	kill -TERM "$APID"
+	wait "$APID" || rc=$?
+	APID=
+	assert_equal "$rc" 0
+	exec 5>&-
+}
+
 # answers N: waits until $T/out holds N lines.
 has_lines() {
 	[ "$(wc -l <"$T/out")" -ge "$1" ]
@@ -194,12 +205,7 @@ print(len(list(p(sys.stdin.read()))))' <"$PROM"
 	start_apply
 	for i in $(seq 1 40); do check failed "0000:e3:00.$((i % 8))" "i-$i" $AT1 >&5; done
 	answers 10
-	kill -TERM "$APID"
-	rc=0
-	wait "$APID" || rc=$?
-	APID=
-	assert_equal "$rc" 0
-	exec 5>&-
+	term_apply
 	n=$(wc -l <"$T/out")
 	[ "$n" -ge 10 ]
 	while read -r line; do
@@ -215,12 +221,7 @@ print(len(list(p(sys.stdin.read()))))' <"$PROM"
 @test "SIGTERM while idle exits 0 at once" {
 	start_apply
 	wait_for test -s "$PROM"
-	kill -TERM "$APID"
-	rc=0
-	wait "$APID" || rc=$?
-	APID=
-	assert_equal "$rc" 0
-	exec 5>&-
+	term_apply
 }
 
 @test "a write error on stdout exits 74" {

@@ -43,6 +43,17 @@ watch() {
 	wait_for test -e "$T/opens.ready"
 }
 
+# fifo_swapping: $T/log is now a FIFO ($T/fifo, watched), now a regular
+# file, as fast as the kernel swaps names (swap_names; SWAP_PID).
+fifo_swapping() {
+	mkfifo "$T/fifo"
+	: >"$T/reg"
+	ln "$T/fifo" "$T/log"
+	ln "$T/reg" "$T/alt"
+	watch "$T/fifo"
+	swap_names "$T"
+}
+
 # refused_paths: the paths of the warn lines of refused logs in $stderr.
 refused_paths() {
 	jq -r 'select(.level == "warn" and (.msg | test("log refused"))) |
@@ -112,12 +123,7 @@ refused_paths() {
 
 @test "vfstore release: a console log swapped between a regular file and a FIFO is never opened as the FIFO" {
 	local i
-	mkfifo "$T/fifo"
-	: >"$T/reg"
-	ln "$T/fifo" "$T/log"
-	ln "$T/reg" "$T/alt"
-	watch "$T/fifo"
-	swap_names "$T"
+	fifo_swapping
 	for i in $(seq 30); do
 		claim_with "$T/log"
 		vs release --instance i-1 --ended unclean >/dev/null 2>&1
@@ -132,12 +138,7 @@ refused_paths() {
 	local i
 	echo "libvirt.log_dir = $T/qlog" >>"$VFSENTINEL_CONF"
 	mkdir -p "$T/qlog" "$QEMU_DIR/domain-7-vm-a"
-	mkfifo "$T/fifo"
-	: >"$T/reg"
-	ln "$T/fifo" "$T/log"
-	ln "$T/reg" "$T/alt"
-	watch "$T/fifo"
-	swap_names "$T"
+	fifo_swapping
 	printf '2026-12-07 10:00:09.000+0000: shutting down, reason=destroyed\n' \
 	    >"$T/qlog/vm-a.log"
 	for i in $(seq 15); do

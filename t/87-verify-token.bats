@@ -36,6 +36,18 @@ alive() {
 	[ -e "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status"
 }
 
+# until_term SCRIPT: a verify command that writes its pid to $T/pid and
+# runs until a TERM, which it notes in $T/got and ends with exit 3.
+until_term() {
+	cat >"$1" <<-EOF
+	#!/bin/sh
+	trap 'echo term >>"$T/got"; exit 3' TERM
+	echo \$\$ >"$T/pid"
+	while :; do sleep 0.1; done
+	EOF
+	chmod +x "$1"
+}
+
 # only VF: leaves only VF suspect, with profile P.
 only() {
 	jq -c --arg vf "$1" '.suspects |= map(select(.vf_address == $vf) |
@@ -123,13 +135,7 @@ only() {
 }
 
 @test "verify: SIGTERM to vfrecover ends the command's group, releases the claim, leaves the VF suspect, 75" {
-	cat >"$T/v.sh" <<-EOF
-	#!/bin/sh
-	trap 'echo term >>"$T/got"; exit 3' TERM
-	echo \$\$ >"$T/pid"
-	while :; do sleep 0.1; done
-	EOF
-	chmod +x "$T/v.sh"
+	until_term "$T/v.sh"
 	verify "$T/v.sh" 60
 	vfrecover --data-dir "$DATA" --sysfs-root "$SYSFS" --verify-suspects \
 	    >"$T/out" 2>"$T/err" &
@@ -180,13 +186,7 @@ only() {
 	runit_copy vfsentinel-verify
 	runit_env vfsentinel-verify VFSENTINEL_CONF "$T/svc.conf"
 	runit_test_path vfsentinel-verify
-	cat >"$T/v.sh" <<-EOF
-	#!/bin/sh
-	trap 'echo term >>"$T/got"; exit 3' TERM
-	echo \$\$ >"$T/pid"
-	while :; do sleep 0.1; done
-	EOF
-	chmod +x "$T/v.sh"
+	until_term "$T/v.sh"
 	printf 'recovery.verify_command = %s\nrecovery.step_timeout = 60\n' \
 	    "$T/v.sh" >>"$T/svc.conf"
 	only $VF4
