@@ -16,18 +16,9 @@ setup() {
 	store_setup
 	mk_card "$SYSFS" 0000:e3:00.0
 	mk_vf "$SYSFS" 0000:e3:00.0 0000:e3:00.4
-	# A world-traversable place for the services that drop root (the
-	# bats temp dirs are 0700).
-	R=$(mktemp -d /tmp/vfs-priv.XXXXXX)
-	chmod 755 "$R"
-	runit_setup "$R/runit"
-	# The programs too (SPEC 7.4): a clone under a directory only root
-	# may enter (root's home, mktemp -d) keeps its bin/ from the user the
-	# services drop to (chpst -u nobody: exit 111, nothing starts).
-	cp -R "$VFS_BIN" "$R/bin"
-	chmod -R a+rX "$R/bin"
-	VFS_BIN=$R/bin
-	PATH=$VFS_BIN:$PATH
+	# Services that drop root, and the programs, where their user
+	# reaches them (chpst -u nobody: exit 111, nothing starts).
+	runit_world vfs-priv
 }
 
 teardown() {

@@ -16,15 +16,7 @@ setup() {
 	vfs_setup
 	id nobody >/dev/null || skip "no user nobody"
 	need_tool setpriv socat
-	# A world-traversable place for the service user (the bats temp
-	# dirs are 0700), and the programs in it (SPEC 7.4).
-	R=$(mktemp -d /tmp/vfs-open.XXXXXX)
-	chmod 755 "$R"
-	runit_setup "$R/runit"
-	cp -R "$VFS_BIN" "$R/bin"
-	chmod -R a+rX "$R/bin"
-	VFS_BIN=$R/bin
-	PATH=$VFS_BIN:$PATH
+	runit_world vfs-open
 }
 
 teardown() {

@@ -85,6 +85,22 @@ runit_start() {
 	done
 }
 
+# runit_world PREFIX: runit_setup under R, a directory any user may enter
+# (mktemp -d /tmp/PREFIX.XXXXXX; the bats temp dirs are 0700), for
+# services that drop root; the programs copied into R/bin, which VFS_BIN
+# and PATH then name (SPEC 7.4: a clone under a directory only root may
+# enter keeps its bin/ from the user the services drop to). Teardown:
+# runit_teardown, then rm -rf "$R".
+runit_world() {
+	R=$(mktemp -d "/tmp/$1.XXXXXX")
+	chmod 755 "$R"
+	runit_setup "$R/runit"
+	cp -R "$VFS_BIN" "$R/bin"
+	chmod -R a+rX "$R/bin"
+	VFS_BIN=$R/bin
+	PATH=$VFS_BIN:$PATH
+}
+
 # runit_stat NAME: "run" or "down" (from supervise/stat), or nothing.
 runit_stat() {
 	cat "$RUNIT_SV/$1/supervise/stat" 2>/dev/null
