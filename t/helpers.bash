@@ -192,6 +192,19 @@ wait_for() {
 	return 1
 }
 
+# wait_secs SECONDS CMD...: retry CMD (50 ms steps) until it succeeds or
+# SECONDS of wall clock have passed, however long each try took: for a
+# program whose start (Python's imports, a service's first cycle) a
+# loaded machine stretches past what a count of tries allows.
+wait_secs() {
+	local end=$((${EPOCHREALTIME/./} + $1 * 1000000))
+	shift
+	until "$@"; do
+		[ "${EPOCHREALTIME/./}" -lt "$end" ] || return 1
+		nap 0.05
+	done
+}
+
 # wait_long CMD...: wait_for with 10 s instead of 5 (services, runit).
 wait_long() {
 	local i
