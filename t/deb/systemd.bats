@@ -143,6 +143,12 @@ active() {
 	[ "$(prop "$1" ActiveState)" = active ]
 }
 
+# in_state UNIT STATE: the unit's ActiveState is STATE (read anew at
+# each call: ct_wait polls it).
+in_state() {
+	[ "$(prop "$1" ActiveState)" = "$2" ]
+}
+
 # one_new_instance UNIT "OLDPIDS" "COMMS": UNIT is active, none of OLDPIDS
 # is still in its cgroup or alive, and its processes are again COMMS.
 one_new_instance() {
@@ -174,7 +180,7 @@ one_new_instance() {
 	done
 	# The settled guest units exited 0 and are not failed.
 	for u in vfsentinel-kmsg vfsentinel-probe; do
-		ct_wait 30 test "$(prop "$u" ActiveState)" = inactive
+		ct_wait 30 in_state "$u" inactive
 		assert_equal "$(prop "$u" Result)" success
 		assert_equal "$(prop "$u" ExecMainStatus)" 0
 	done
@@ -272,7 +278,7 @@ has_series() {
 		run -0 ct systemctl restart "$u.service"
 	done
 	for u in vfsentinel-resources vfsentinel-answer; do
-		ct_wait 30 test "$(prop "$u" ActiveState)" = failed ||
+		ct_wait 30 in_state "$u" failed ||
 			fail "$u: $(ct systemctl status "$u" --no-pager 2>&1)"
 		assert_equal "$(prop "$u" ExecMainStatus)" 78
 	done
