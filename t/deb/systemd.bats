@@ -6,8 +6,9 @@
 # installed inside it and checked: every unit running as its user, a
 # killed process of a unit leaving exactly one instance, a promtool-valid
 # textfile, exactly one supervisor when runit runs too, an upgrade that
-# restarts every unit, and a purge that leaves no unit, process or
-# textfile but keeps the store and the user.
+# restarts every unit, the placement unit of vfsentinel-openstack against
+# the real OpenStack Placement, and a purge that leaves no unit, process
+# or textfile but keeps the store and the user.
 #
 # The tests share one container and run in order. It needs root,
 # systemd-nspawn and the cached rootfs (make check-deb makes both);
@@ -47,6 +48,11 @@ setup_file() {
 	    "$CT_ROOT/var/tmp/debs/"
 	cp "$VFS_DEB_UPGRADE_DIR"/vfsentinel_*.deb \
 	    "$VFS_DEB_UPGRADE_DIR"/vfsentinel-guest_*.deb "$CT_ROOT/var/tmp/up/"
+	# vfsentinel-openstack, installed after the upgrade (its version is
+	# the upgraded host package's).
+	mkdir -p "$CT_ROOT/var/tmp/openstack"
+	cp "$VFS_DEB_UPGRADE_DIR"/vfsentinel-openstack_*.deb \
+	    "$CT_ROOT/var/tmp/openstack/"
 	# Its own cgroup: the container's init.scope must not collide with
 	# another container's (real-vms.md).
 	CT_CG=/sys/fs/cgroup/unified/vfs-systemd-bats-$$
@@ -85,6 +91,7 @@ setup_file() {
 }
 
 teardown_file() {
+	placement_down
 	[ -n "${NSPAWN_PID:-}" ] || return 0
 	ct systemctl poweroff >/dev/null 2>&1 || true
 	local i
@@ -440,10 +447,137 @@ one_loop() {
 	done
 }
 
+# The real OpenStack Placement (python3-placement's placement-api, sqlite,
+# noauth2) started on this machine inside the container's network
+# namespace, so that the container's 127.0.0.1:8778 is Placement; PLAPI
+# is its pid. ctree runs t/lib/nova-tree.py there (Nova's provider trees).
+PL_DIR=
+placement_up() {
+	PL_DIR=$BATS_FILE_TMPDIR/placement
+	mkdir -p "$PL_DIR"
+	printf '[api]\nauth_strategy = noauth2\n[placement_database]\nconnection = sqlite:///%s/placement.sqlite\nsync_on_startup = true\n' \
+	    "$PL_DIR" >"$PL_DIR/placement.conf"
+	placement-manage --config-file "$PL_DIR/placement.conf" db sync \
+	    >"$PL_DIR/sync.log" 2>&1
+	OS_PLACEMENT_CONFIG_DIR=$PL_DIR nsenter -t "$CT_PID" -n \
+	    placement-api --host 127.0.0.1 --port 8778 \
+	    </dev/null >"$PL_DIR/api.log" 2>&1 3>&- &
+	PLAPI=$!
+	echo "$PLAPI" >"$PL_DIR/pid"
+	ct_wait 60 placement_answers ||
+		fail "Placement did not start: $(tail -n 20 "$PL_DIR/api.log")"
+}
+
+placement_answers() {
+	ctree request GET / | grep -q '"status":200'
+}
+
+placement_down() {
+	[ -s "$BATS_FILE_TMPDIR/placement/pid" ] || return 0
+	kill "$(cat "$BATS_FILE_TMPDIR/placement/pid")" 2>/dev/null || :
+	rm -f "$BATS_FILE_TMPDIR/placement/pid"
+}
+
+ctree() {
+	nsenter -t "$CT_PID" -n /usr/bin/python3 "$VFS_ROOT/t/lib/nova-tree.py" "$@"
+}
+
+# allocated NODE VF: the VF's provider holds vfsentinel's allocation.
+allocated() {
+	ctree show "$1" | jq -se --arg n "${1}_pci_$(tr :. __ <<<"$2")" \
+	    'any(.[]; .name == $n and (.allocations | length) == 1)' >/dev/null
+}
+
+# excluded_served N: node_exporter serves placement-sync's gauge at N.
+excluded_served() {
+	scrape | grep -qx "vfsentinel_placement_excluded_vfs $1"
+}
+
+# as_vfsentinel CMD...: CMD in the container as the service user.
+as_vfsentinel() {
+	ct setpriv --reuid=vfsentinel --regid=vfsentinel --clear-groups "$@"
+}
+
+@test "the placement unit (vfsentinel-openstack): as vfsentinel, no capability, with the real Placement; a store change reaches it; a configuration error leaves it failed; purge removes it" {
+	need_tool placement-api placement-manage jq
+	local node=ct-node vf4=0000:e3:00.4 vf5=0000:e3:00.5 pid
+	local conf=/etc/vfsentinel/placement.conf pl=vfsentinel-placement
+	run -0 ct env DEBIAN_FRONTEND=noninteractive \
+	    sh -c 'dpkg -i /var/tmp/openstack/vfsentinel-openstack_*.deb'
+	# Neither enabled nor started by the package.
+	assert_equal "$(ct systemctl is-enabled $pl.service 2>&1)" disabled
+	assert_equal "$(prop $pl ActiveState)" inactive
+	placement_up
+	run -0 ctree tree "$node" --vf $vf4 --vf $vf5
+	# The card (a fake sysfs tree, the one fake: the NVIDIA driver),
+	# named by the service's env/VFSENTINEL_CONF; the store, the lock and
+	# the textfile directory are the package's.
+	mk_card "$CT_ROOT/srv/vfs" 0000:e3:00.0
+	mk_vf "$CT_ROOT/srv/vfs" 0000:e3:00.0 $vf4
+	mk_vf "$CT_ROOT/srv/vfs" 0000:e3:00.0 $vf5
+	chmod -R a+rX "$CT_ROOT/srv/vfs"
+	echo 'sysfs_root = /srv/vfs' >"$CT_ROOT/srv/vfs/vfsentinel.conf"
+	echo /srv/vfs/vfsentinel.conf >"$CT_ROOT/etc/sv/$pl/env/VFSENTINEL_CONF"
+	# placement.conf as an operator writes it (cat > keeps root:vfsentinel 0640).
+	ct sh -c "printf '[placement]\nauth_type = admin_token\nendpoint = http://127.0.0.1:8778\ntoken = admin\n[vfsentinel]\ncompute_node = $node\n' >$conf"
+	run -0 ct stat -c '%U:%G %a' "$conf"
+	assert_output 'root:vfsentinel 640'
+	run -0 as_vfsentinel vfstore -c /srv/vfs/vfsentinel.conf quarantine --vf $vf5
+	run -0 ct systemctl enable --now $pl.service
+	ct_wait 60 allocated "$node" $vf5 ||
+		fail "not excluded in Placement: $(ct journalctl -u $pl -n 20 --no-pager 2>&1)"
+	run allocated "$node" $vf4
+	assert_failure
+	# As the unit runs it: the service user, no capability, no new
+	# privileges; one placement-sync, the unit's main process.
+	active $pl
+	pid=$(prop $pl MainPID)
+	run -0 ct ps -o user:20=,comm= -p "$pid"
+	assert_output --regexp '^vfsentinel +placement-sync$'
+	run -0 ct grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs):' "/proc/$pid/status"
+	assert_line --regexp '^CapEff:[[:space:]]+0+$'
+	assert_line --regexp '^CapBnd:[[:space:]]+0+$'
+	assert_line --regexp '^NoNewPrivs:[[:space:]]+1$'
+	# Its textfile, through root's link, served by node_exporter.
+	ct_wait 30 excluded_served 1 ||
+		fail "$(scrape | grep -i 'placement\|textfile')"
+	run -0 ct stat -L -c %U "$PROM/$pl.prom"
+	assert_output vfsentinel
+	# A store change wakes it (inotify inside the unit's sandbox).
+	run -0 as_vfsentinel vfstore -c /srv/vfs/vfsentinel.conf quarantine --vf $vf4
+	ct_wait 30 allocated "$node" $vf4 ||
+		fail "store change not applied: $(ctree show "$node" 2>&1; ct journalctl -u $pl -n 20 --no-pager 2>&1)"
+	ct_wait 30 excluded_served 2
+	# A configuration error: exit 78, the unit failed, not restarted.
+	ct sh -c "printf '[placement]\nauth_type = nosuch\n' >$conf"
+	run -0 ct systemctl restart $pl.service
+	ct_wait 30 in_state $pl failed ||
+		fail "$(ct systemctl status $pl --no-pager 2>&1)"
+	assert_equal "$(prop $pl ExecMainStatus)" 78
+	sleep 3
+	assert_equal "$(prop $pl ActiveState)" failed
+	run -0 ct journalctl -u $pl -o cat --no-pager
+	assert_output --partial 'bad configuration'
+	# Purge: no unit, no process, no textfile link; the store stays.
+	placement_down
+	run -0 ct dpkg --purge vfsentinel-openstack
+	run ct systemctl list-unit-files --no-legend $pl.service
+	assert_output ""
+	run ct test -e /etc/sv/$pl
+	assert_failure
+	run ct test -e "$PROM/$pl.prom"
+	assert_failure
+	run -0 count_procs placement-sync
+	assert_output 0
+	run -0 ct test -s /var/lib/vfsentinel/gpu/vf-health.json
+}
+
 @test "purge leaves no unit, no process, no textfile; the store and the user stay" {
 	local u
 	ct sh -c 'pkill -x runsvdir; true'
-	run -0 ct dpkg --purge vfsentinel vfsentinel-guest
+	# (vfsentinel-openstack is purged by the test before; named here too
+	# so that its failure does not fail this one: dpkg ignores it then.)
+	run -0 ct dpkg --purge vfsentinel-openstack vfsentinel vfsentinel-guest
 	for u in "${HOST_UNITS[@]}" "${GUEST_UNITS[@]}"; do
 		run ct systemctl list-unit-files --no-legend "$u.service"
 		assert_output ""
