@@ -17,6 +17,7 @@
 
 VFS_ROOT=${VFS_ROOT:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
 load ../helpers
+load ../lib/openstack
 # The installed services source the installed sv-lib.sh: a runsvdir
 # started in the container must not inherit the tree's path.
 unset VFSENTINEL_SV_LIB
@@ -449,23 +450,18 @@ one_loop() {
 
 # The real OpenStack Placement (python3-placement's placement-api, sqlite,
 # noauth2) started on this machine inside the container's network
-# namespace, so that the container's 127.0.0.1:8778 is Placement; PLAPI
-# is its pid. ctree runs t/lib/nova-tree.py there (Nova's provider trees).
-PL_DIR=
+# namespace (t/lib/openstack.bash's placement_db), so that the
+# container's 127.0.0.1:8778 is Placement; its pid in DIR/pid. ctree runs
+# t/lib/nova-tree.py there (Nova's provider trees).
 placement_up() {
-	PL_DIR=$BATS_FILE_TMPDIR/placement
-	mkdir -p "$PL_DIR"
-	printf '[api]\nauth_strategy = noauth2\n[placement_database]\nconnection = sqlite:///%s/placement.sqlite\nsync_on_startup = true\n' \
-	    "$PL_DIR" >"$PL_DIR/placement.conf"
-	placement-manage --config-file "$PL_DIR/placement.conf" db sync \
-	    >"$PL_DIR/sync.log" 2>&1
-	OS_PLACEMENT_CONFIG_DIR=$PL_DIR nsenter -t "$CT_PID" -n \
+	local d=$BATS_FILE_TMPDIR/placement
+	placement_db "$d"
+	OS_PLACEMENT_CONFIG_DIR=$d nsenter -t "$CT_PID" -n \
 	    placement-api --host 127.0.0.1 --port 8778 \
-	    </dev/null >"$PL_DIR/api.log" 2>&1 3>&- &
-	PLAPI=$!
-	echo "$PLAPI" >"$PL_DIR/pid"
+	    </dev/null >"$d/api.log" 2>&1 3>&- &
+	echo $! >"$d/pid"
 	ct_wait 60 placement_answers ||
-		fail "Placement did not start: $(tail -n 20 "$PL_DIR/api.log")"
+		fail "Placement did not start: $(tail -n 20 "$d/api.log")"
 }
 
 placement_answers() {
@@ -479,7 +475,7 @@ placement_down() {
 }
 
 ctree() {
-	nsenter -t "$CT_PID" -n /usr/bin/python3 "$VFS_ROOT/t/lib/nova-tree.py" "$@"
+	nsenter -t "$CT_PID" -n /usr/bin/python3 "$PL_HELPER" "$@"
 }
 
 # allocated NODE VF: the VF's provider holds vfsentinel's allocation.

@@ -9,6 +9,16 @@ PL_HELPER=$VFS_ROOT/t/lib/nova-tree.py
 PLACEMENT_URL=http://127.0.0.1:8778
 export PLACEMENT_URL
 
+# placement_db DIR: Placement's configuration (noauth2, its sqlite
+# database in DIR) in DIR/placement.conf, and the database's schema.
+placement_db() {
+	mkdir -p "$1"
+	printf '[api]\nauth_strategy = noauth2\n[placement_database]\nconnection = sqlite:///%s/placement.sqlite\nsync_on_startup = true\n' \
+		"$1" >"$1/placement.conf"
+	placement-manage --config-file "$1/placement.conf" db sync \
+		>"$1/sync.log" 2>&1
+}
+
 # placement_start: in setup_file; skips the file, naming what is
 # missing, where Placement cannot run.
 placement_start() {
@@ -20,11 +30,7 @@ placement_start() {
 	[ "$(id -u)" = 0 ] || PL_UNSHARE=(-r -n)
 	unshare "${PL_UNSHARE[@]}" true 2>/dev/null ||
 		skip "unshare ${PL_UNSHARE[*]} not permitted here"
-	mkdir -p "$d"
-	printf '[api]\nauth_strategy = noauth2\n[placement_database]\nconnection = sqlite:///%s/placement.sqlite\nsync_on_startup = true\n' \
-		"$d" >"$d/placement.conf"
-	placement-manage --config-file "$d/placement.conf" db sync \
-		>"$d/sync.log" 2>&1
+	placement_db "$d"
 	OS_PLACEMENT_CONFIG_DIR=$d unshare "${PL_UNSHARE[@]}" sh -c \
 		'ip link set lo up && exec placement-api --host 127.0.0.1 --port 8778' \
 		>"$d/api.log" 2>&1 3>&- &
