@@ -64,7 +64,7 @@ EOF
 	rg_console_has g1 'guest: record=<11>'
 	local n
 	n=$(rg_checks host unknown)
-	rg_until 30 rg_checks_ge host unknown $((n + 2))
+	wait_secs 30 rg_checks_ge host unknown $((n + 2))
 	assert_equal "$(rg_checks host failed)" 0
 	assert_equal "$(rg_failures "$DATA" $VF)" 0
 }
@@ -82,10 +82,10 @@ EOF
 		rg_boot "a$boot" "$T/guest.sh" "$T/kmsg.rec=/rec/kmsg"
 		rg_wait_console "a$boot" 'HYPEMAN-GPU-INIT-FAILED'
 		# One failed line from the agent, one from its marker.
-		rg_until "$RG_BOOT_S" rg_checks_ge host failed $((2 * boot))
+		wait_secs "$RG_BOOT_S" rg_checks_ge host failed $((2 * boot))
 		rg_stop "a$boot"
 	done
-	rg_until 30 rg_quarantined "$DATA" $VF
+	wait_secs 30 rg_quarantined "$DATA" $VF
 	assert_equal "$(rg_failures "$DATA" $VF)" 2
 	assert_equal "$(jq -r 'select(.check == "failed") | .nvrm' \
 	    "$T/host.checks" | sort -u)" "$WEDGED"
@@ -122,7 +122,7 @@ EOF
 		rg_wait_console "k$boot" 'guest: echoed'
 		# Two scans see the echoed lines before the kernel's own.
 		n=$(rg_scans auto)
-		rg_until 30 rg_scans_ge auto $((n + 2))
+		wait_secs 30 rg_scans_ge auto $((n + 2))
 		# (A failure is written again until the store holds it:
 		# count the assignments reported, not the lines.)
 		assert_equal "$(jq -r 'select(.check == "failed") |
@@ -130,12 +130,12 @@ EOF
 		    $((boot - 1))
 		rg_send "k$boot" go
 		rg_wait_console "k$boot" 'guest: written'
-		rg_until "$RG_BOOT_S" rg_checks_ge auto failed "$boot"
+		wait_secs "$RG_BOOT_S" rg_checks_ge auto failed "$boot"
 		n=$(rg_scans off)
-		rg_until 30 rg_scans_ge off $((n + 2))
+		wait_secs 30 rg_scans_ge off $((n + 2))
 		rg_stop "k$boot"
 	done
-	rg_until 30 rg_quarantined "$DATA" $VF
+	wait_secs 30 rg_quarantined "$DATA" $VF
 	assert_equal "$(jq -r 'select(.check == "failed") | .nvrm' \
 	    "$T/auto.checks" | sort -u)" "$WEDGED"
 	assert_equal "$(rg_checks off failed)" 0

@@ -93,7 +93,7 @@ wedge() {
 	    sed "s|vf='$VF'/>|vf='$VF' profile='$P12'/>|" >"$T/$1.xml"
 	lvsh create "$T/$1.xml"
 	kill -KILL "$(cat "$LV/run/qemu/$1.pid")"
-	rg_until 30 released "$2"
+	wait_secs 30 released "$2"
 }
 
 # verifications: the audit log's verify lines, "VF RESULT" each.
@@ -115,7 +115,7 @@ verified() {
 # after_verification N: the Nth verification ended; its domain is gone
 # and its claim released.
 after_verification() {
-	rg_until "$RG_BOOT_S" verified "$1"
+	wait_secs "$RG_BOOT_S" verified "$1"
 	run -0 lvsh list --all --name
 	refute_output --partial "$VNAME"
 	run -0 claims
@@ -130,7 +130,7 @@ after_verification() {
 	wedge k1 11111111-2222-3333-4444-000000000101
 	assert_equal "$(suspect_of $VF)" "libvirt-hook: reason=crashed"
 	# The verification domain takes the claim over: the profile's type.
-	rg_until 60 sh -c "jq -e '.claims[] | select(.instance_id == \"verify-$VF\") |
+	wait_secs 60 sh -c "jq -e '.claims[] | select(.instance_id == \"verify-$VF\") |
 	    .domain_uuid' '$W/data/gpu/vf-claims.json' >/dev/null"
 	assert_equal "$(cat "$W/sysfs/sys/bus/pci/devices/$VF/nvidia/current_vgpu_type")" 1160
 	after_verification $((n + 1))

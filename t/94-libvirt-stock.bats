@@ -109,7 +109,7 @@ holders() {
 	lvsh create "$T/c1.xml"
 	run -0 stat -c '%U %a' "$LV/log/qemu/c1-console.log"
 	assert_output 'root 600'
-	rg_until "$RG_BOOT_S" failures_ge 1
+	wait_secs "$RG_BOOT_S" failures_ge 1
 	t1=$SECONDS
 	lvsh destroy c1
 	run -0 claims
@@ -128,7 +128,7 @@ holders() {
 	    "<serial type='pty'/><channel type='unix'><source mode='bind'/><target type='virtio' name='org.vfsentinel.0'/></channel>" \
 	    >"$T/a1.xml"
 	lvsh create "$T/a1.xml"
-	rg_until "$RG_BOOT_S" quarantined
+	wait_secs "$RG_BOOT_S" quarantined
 	t2=$SECONDS
 	run -0 vfs show --vf $VF
 	assert_output --partial '"quarantined":true'

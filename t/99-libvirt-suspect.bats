@@ -37,7 +37,7 @@ setup() {
 	guest_xml p1 $id1 "$T/bye.sh" "${logged/LOG/p1-console.log}" $VF5 \
 	    >"$T/p1.xml"
 	lvsh create "$T/p1.xml"
-	rg_until "$RG_BOOT_S" released $id1
+	wait_secs "$RG_BOOT_S" released $id1
 	run -0 grep -h 'shutting down, reason=' "$LV/log/qemu/p1.log"
 	assert_output --partial 'reason=shutdown'
 	assert_equal "$(suspect_of $VF5)" ""
@@ -47,7 +47,7 @@ setup() {
 	    >"$T/d1.xml"
 	lvsh create "$T/d1.xml"
 	lvsh destroy d1
-	rg_until 30 released $id2
+	wait_secs 30 released $id2
 	assert_equal "$(suspect_of $VF5)" "libvirt-hook: reason=destroyed"
 	# The next guest on it says OK on its console (as vsock-answer's
 	# marker does): the sentinel reads it as vfsentinel, apply records
@@ -57,16 +57,16 @@ setup() {
 	guest_xml o1 $id3 "$T/ok.sh" "${logged/LOG/o1-console.log}" $VF5 \
 	    >"$T/o1.xml"
 	lvsh create "$T/o1.xml"
-	rg_until "$RG_BOOT_S" ok_recorded $id3
+	wait_secs "$RG_BOOT_S" ok_recorded $id3
 	assert_equal "$(suspect_of $VF5)" ""
 	lvsh destroy o1
-	rg_until 30 released $id3
+	wait_secs 30 released $id3
 	assert_equal "$(suspect_of $VF5)" ""
 	# kill -9 of QEMU while its guest boots: reason=crashed, suspect.
 	guest_xml k1 $id4 "$T/sleep.sh" "${logged/LOG/k1-console.log}" $VF5 \
 	    >"$T/k1.xml"
 	lvsh create "$T/k1.xml"
 	kill -KILL "$(cat "$LV/run/qemu/k1.pid")"
-	rg_until 30 released $id4
+	wait_secs 30 released $id4
 	assert_equal "$(suspect_of $VF5)" "libvirt-hook: reason=crashed"
 }

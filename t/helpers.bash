@@ -192,16 +192,17 @@ wait_for() {
 	return 1
 }
 
-# wait_secs SECONDS CMD...: retry CMD (50 ms steps) until it succeeds or
-# SECONDS of wall clock have passed, however long each try took: for a
-# program whose start (Python's imports, a service's first cycle) a
-# loaded machine stretches past what a count of tries allows.
+# wait_secs SECONDS CMD...: retry CMD every 0.2 s until it succeeds or
+# SECONDS of wall clock have passed, however long each try took (one
+# last try at the end): for a service's start, a guest's boot or a
+# container's unit, which a loaded machine stretches past what a count
+# of tries allows. wait_for and wait_long count tries instead.
 wait_secs() {
 	local end=$((${EPOCHREALTIME/./} + $1 * 1000000))
 	shift
 	until "$@"; do
 		[ "${EPOCHREALTIME/./}" -lt "$end" ] || return 1
-		nap 0.05
+		nap 0.2
 	done
 }
 

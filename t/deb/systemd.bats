@@ -136,23 +136,12 @@ comms() {
 	done | grep -vx resources-report | sort
 }
 
-# ct_wait SECONDS CMD...: polls CMD (a shell function or command) until
-# it succeeds or SECONDS pass.
-ct_wait() {
-	local end=$((SECONDS + $1))
-	shift
-	until "$@" 2>/dev/null; do
-		[ "$SECONDS" -lt "$end" ] || return 1
-		sleep 0.2
-	done
-}
-
 active() {
 	[ "$(prop "$1" ActiveState)" = active ]
 }
 
 # in_state UNIT STATE: the unit's ActiveState is STATE (read anew at
-# each call: ct_wait polls it).
+# each call: wait_secs polls it).
 in_state() {
 	[ "$(prop "$1" ActiveState)" = "$2" ]
 }
@@ -174,21 +163,21 @@ one_new_instance() {
 		run -0 ct systemctl is-enabled "$u.service"
 	done
 	for u in "${RUNNING[@]}"; do
-		ct_wait 30 active "$u"
+		wait_secs 30 active "$u"
 	done
 	for u in "${RUNNING[@]}"; do
 		case $u in
 		vfsentinel-reconcile | vfsentinel-verify) user=root ;;
 		*) user=vfsentinel ;;
 		esac
-		ct_wait 30 active "$u" ||
+		wait_secs 30 active "$u" ||
 			ct journalctl -u "$u" -n 20 --no-pager >&2
 		run -0 ct ps -o user= -p "$(prop "$u" MainPID)"
 		assert_output "$user"
 	done
 	# The settled guest units exited 0 and are not failed.
 	for u in vfsentinel-kmsg vfsentinel-probe; do
-		ct_wait 30 in_state "$u" inactive
+		wait_secs 30 in_state "$u" inactive
 		assert_equal "$(prop "$u" Result)" success
 		assert_equal "$(prop "$u" ExecMainStatus)" 0
 	done
@@ -210,14 +199,14 @@ caps() {
 
 @test "the sentinel unit: sentinel-poll's opener alone holds CAP_DAC_READ_SEARCH; the parser and vfstore apply nothing" {
 	local apply poller opener uid f
-	ct_wait 30 active vfsentinel-sentinel
+	wait_secs 30 active vfsentinel-sentinel
 	uid=$(ct id -u vfsentinel)
 	apply=$(prop vfsentinel-sentinel MainPID)
 	run -0 ct cat "/proc/$apply/comm"
 	assert_output vfstore
-	ct_wait 30 ct pgrep -P "$apply" -x sentinel-poll
+	wait_secs 30 ct pgrep -P "$apply" -x sentinel-poll
 	poller=$(ct pgrep -P "$apply" -x sentinel-poll)
-	ct_wait 30 ct pgrep -P "$poller" -x sentinel-opener
+	wait_secs 30 ct pgrep -P "$poller" -x sentinel-opener
 	opener=$(ct pgrep -P "$poller" -x sentinel-opener)
 	# CAP_DAC_READ_SEARCH is bit 2: the opener's alone (SPEC 8.3); the
 	# poller, which parses the guests' bytes, holds nothing.
@@ -241,8 +230,8 @@ caps() {
 @test "the textfiles are written by vfsentinel and promtool-valid; node_exporter serves them" {
 	need_tool promtool
 	local f
-	ct_wait 30 ct test -s "$PROM/vfsentinel-resources.prom"
-	ct_wait 60 ct test -s "$PROM/vfsentinel-reconcile.prom"
+	wait_secs 30 ct test -s "$PROM/vfsentinel-resources.prom"
+	wait_secs 60 ct test -s "$PROM/vfsentinel-reconcile.prom"
 	for f in resources reconcile; do
 		run -0 ct stat -L -c %U "$PROM/vfsentinel-$f.prom"
 		[ "$f" = reconcile ] || assert_output vfsentinel
@@ -266,7 +255,7 @@ has_series() {
 }
 
 @test "Debian's node_exporter serves the vfsentinel series through root's links, no scrape error" {
-	ct_wait 60 has_series ||
+	wait_secs 60 has_series ||
 		fail "no vfsentinel series: $(scrape 2>&1 | grep -i textfile)"
 	scrape >"$T/page"
 	run -0 grep -c '^vfsentinel_build_info{' "$T/page"
@@ -286,7 +275,7 @@ has_series() {
 		run -0 ct systemctl restart "$u.service"
 	done
 	for u in vfsentinel-resources vfsentinel-answer; do
-		ct_wait 30 in_state "$u" failed ||
+		wait_secs 30 in_state "$u" failed ||
 			fail "$u: $(ct systemctl status "$u" --no-pager 2>&1)"
 		assert_equal "$(prop "$u" ExecMainStatus)" 78
 	done
@@ -309,7 +298,7 @@ has_series() {
 	ct cp /var/tmp/conf.orig "$conf"
 	for u in vfsentinel-resources vfsentinel-answer; do
 		run -0 ct systemctl restart "$u.service"
-		ct_wait 30 active "$u"
+		wait_secs 30 active "$u"
 	done
 }
 
@@ -322,7 +311,7 @@ has_series() {
 	done
 	local ok=1
 	for u in "${RUNNING[@]}"; do
-		if ! ct_wait 30 active "$u" ||
+		if ! wait_secs 30 active "$u" ||
 		    ! sleep 1 || ! active "$u"; then
 			ok=
 			ct journalctl -u "$u" -n 10 --no-pager >&2
@@ -338,7 +327,7 @@ has_series() {
 @test "systemctl kill -s KILL of each process of a unit leaves exactly one instance" {
 	local u p old want
 	for u in "${RUNNING[@]}"; do
-		ct_wait 30 active "$u"
+		wait_secs 30 active "$u"
 		want=$(comms "$u" | tr '\n' ' ')
 		[ -n "$want" ]
 		for p in $(procs "$u"); do
@@ -346,7 +335,7 @@ has_series() {
 				continue
 			old=$(procs "$u" | tr '\n' ' ')
 			ct kill -KILL "$p" 2>/dev/null || continue
-			ct_wait 30 one_new_instance "$u" "$old" "$want" || {
+			wait_secs 30 one_new_instance "$u" "$old" "$want" || {
 				echo "$u after kill -9 of $p: $(comms "$u" | tr '\n' ' ')," \
 				    "wanted $want" >&2
 				return 1
@@ -354,7 +343,7 @@ has_series() {
 		done
 		old=$(procs "$u" | tr '\n' ' ')
 		run -0 ct systemctl kill -s KILL "$u.service"
-		ct_wait 30 one_new_instance "$u" "$old" "$want"
+		wait_secs 30 one_new_instance "$u" "$old" "$want"
 	done
 }
 
@@ -402,35 +391,35 @@ one_loop() {
 	# sv down; an sv up sent before that one lands is undone by it
 	# (runit_down waits for runsv to have read it).
 	for u in "${HOST_UNITS[@]}" vfsentinel-answer; do
-		ct_wait 30 ct grep -q 'systemd runs this service; runit keeps it down' \
+		wait_secs 30 ct grep -q 'systemd runs this service; runit keeps it down' \
 		    "/var/log/runit/$u/current"
-		ct_wait 30 runit_down "$u"
+		wait_secs 30 runit_down "$u"
 	done
 	run -0 count_procs '^vfstore apply'
 	assert_output 1
 	# Switching one service to runit: disable the unit, sv up.
 	run -0 ct systemctl disable --now vfsentinel-resources.service
 	run -0 ct sv up /etc/sv/vfsentinel-resources
-	ct_wait 30 ct sh -c 'sv status /etc/sv/vfsentinel-resources | grep -q "^run:"' ||
+	wait_secs 30 ct sh -c 'sv status /etc/sv/vfsentinel-resources | grep -q "^run:"' ||
 	    fail "runit does not run it: $(svc_state vfsentinel-resources)"
 	# Starting the unit by hand now leaves it inactive: runit runs it.
 	run -0 ct systemctl start vfsentinel-resources.service
 	assert_equal "$(prop vfsentinel-resources ActiveState)" inactive
 	# One resources loop (bash, named after its script, in the service
 	# directory) in the system.
-	ct_wait 10 one_loop vfsentinel-resources
+	wait_secs 10 one_loop vfsentinel-resources
 	# And back.
 	run -0 ct sv down /etc/sv/vfsentinel-resources
-	ct_wait 30 runit_down vfsentinel-resources
+	wait_secs 30 runit_down vfsentinel-resources
 	run -0 ct systemctl enable --now vfsentinel-resources.service
-	ct_wait 30 active vfsentinel-resources
+	wait_secs 30 active vfsentinel-resources
 }
 
 @test "an upgrade restarts every running unit; no process runs a deleted file" {
 	local u p
 	declare -A main
 	for u in "${RUNNING[@]}"; do
-		ct_wait 30 active "$u"
+		wait_secs 30 active "$u"
 		main[$u]=$(prop "$u" MainPID)
 	done
 	run -0 ct env DEBIAN_FRONTEND=noninteractive \
@@ -439,7 +428,7 @@ one_loop() {
 	run -0 ct dpkg-query -W -f '${Version}' vfsentinel
 	[[ $output == *+* ]]
 	for u in "${RUNNING[@]}"; do
-		ct_wait 30 active "$u"
+		wait_secs 30 active "$u"
 		[ "$(prop "$u" MainPID)" != "${main[$u]}" ]
 		for p in $(procs "$u"); do
 			run ct readlink "/proc/$p/exe"
@@ -460,7 +449,7 @@ placement_up() {
 	    placement-api --host 127.0.0.1 --port 8778 \
 	    </dev/null >"$d/api.log" 2>&1 3>&- &
 	echo $! >"$d/pid"
-	ct_wait 60 placement_answers ||
+	wait_secs 60 placement_answers ||
 		fail "Placement did not start: $(tail -n 20 "$d/api.log")"
 }
 
@@ -520,7 +509,7 @@ as_vfsentinel() {
 	assert_output 'root:vfsentinel 640'
 	run -0 as_vfsentinel vfstore -c /srv/vfs/vfsentinel.conf quarantine --vf $vf5
 	run -0 ct systemctl enable --now $pl.service
-	ct_wait 60 allocated "$node" $vf5 ||
+	wait_secs 60 allocated "$node" $vf5 ||
 		fail "not excluded in Placement: $(ct journalctl -u $pl -n 20 --no-pager 2>&1)"
 	run allocated "$node" $vf4
 	assert_failure
@@ -535,19 +524,19 @@ as_vfsentinel() {
 	assert_line --regexp '^CapBnd:[[:space:]]+0+$'
 	assert_line --regexp '^NoNewPrivs:[[:space:]]+1$'
 	# Its textfile, through root's link, served by node_exporter.
-	ct_wait 30 excluded_served 1 ||
+	wait_secs 30 excluded_served 1 ||
 		fail "$(scrape | grep -i 'placement\|textfile')"
 	run -0 ct stat -L -c %U "$PROM/$pl.prom"
 	assert_output vfsentinel
 	# A store change wakes it (inotify inside the unit's sandbox).
 	run -0 as_vfsentinel vfstore -c /srv/vfs/vfsentinel.conf quarantine --vf $vf4
-	ct_wait 30 allocated "$node" $vf4 ||
+	wait_secs 30 allocated "$node" $vf4 ||
 		fail "store change not applied: $(ctree show "$node" 2>&1; ct journalctl -u $pl -n 20 --no-pager 2>&1)"
-	ct_wait 30 excluded_served 2
+	wait_secs 30 excluded_served 2
 	# A configuration error: exit 78, the unit failed, not restarted.
 	ct sh -c "printf '[placement]\nauth_type = nosuch\n' >$conf"
 	run -0 ct systemctl restart $pl.service
-	ct_wait 30 in_state $pl failed ||
+	wait_secs 30 in_state $pl failed ||
 		fail "$(ct systemctl status $pl --no-pager 2>&1)"
 	assert_equal "$(prop $pl ExecMainStatus)" 78
 	sleep 3
@@ -580,7 +569,7 @@ as_vfsentinel() {
 		run ct test -e "/etc/sv/$u"
 		assert_failure
 	done
-	ct_wait 10 sh -c '! ct pgrep -f "sentinel-poll|vfstore|resources-report|vsock-answer|kmsg-watch|gpu-probe|runsv"'
+	wait_secs 10 sh -c '! ct pgrep -f "sentinel-poll|vfstore|resources-report|vsock-answer|kmsg-watch|gpu-probe|runsv"'
 	run ct sh -c "ls $PROM | grep vfsentinel"
 	assert_output ""
 	run -0 ct stat -c '%U:%G %a' "$PROM"

@@ -57,18 +57,7 @@ rg_console_has() {
 # rg_wait_console NAME TEXT: waits (RG_BOOT_S at most) for TEXT on the
 # console of NAME.
 rg_wait_console() {
-	rg_until "$RG_BOOT_S" rg_console_has "$1" "$2"
-}
-
-# rg_until SECONDS CMD...: polls CMD every 0.2 s for at most SECONDS.
-rg_until() {
-	local end=$((SECONDS + $1))
-	shift
-	while [ "$SECONDS" -lt "$end" ]; do
-		"$@" && return 0
-		sleep 0.2
-	done
-	"$@"
+	wait_secs "$RG_BOOT_S" rg_console_has "$1" "$2"
 }
 
 # rg_stop NAME: ends the guest's QEMU (SIGKILL) and waits for it.
@@ -76,7 +65,7 @@ rg_stop() {
 	local pid
 	pid=$(cat "$G/$1.pid")
 	kill -KILL "$pid" 2>/dev/null || true
-	rg_until 10 rg_gone "$pid"
+	wait_secs 10 rg_gone "$pid"
 }
 
 rg_gone() {
