@@ -363,6 +363,11 @@ count_procs() {
 	ct pgrep -c -f "$1" || true
 }
 
+# no_procs PATTERN: no process's command line matches PATTERN.
+no_procs() {
+	[ "$(count_procs "$1")" = 0 ]
+}
+
 # svc_state NAME: what runit and systemd say of service NAME, and the
 # end of its runit log (for a failure's message).
 svc_state() {
@@ -559,7 +564,10 @@ as_vfsentinel() {
 
 @test "purge leaves no unit, no process, no textfile; the store and the user stay" {
 	local u
-	ct sh -c 'pkill -x runsvdir; true'
+	# The runsvdir the supervisor test started goes as runit's own stop
+	# does it: HUP, a TERM to each runsv, which stops its service.
+	ct sh -c 'pkill -HUP -x runsvdir; true'
+	wait_secs 10 no_procs '^runsv '
 	# (vfsentinel-openstack is purged by the test before; named here too
 	# so that its failure does not fail this one: dpkg ignores it then.)
 	run -0 ct dpkg --purge vfsentinel-openstack vfsentinel vfsentinel-guest
@@ -569,7 +577,9 @@ as_vfsentinel() {
 		run ct test -e "/etc/sv/$u"
 		assert_failure
 	done
-	wait_secs 10 sh -c '! ct pgrep -f "sentinel-poll|vfstore|resources-report|vsock-answer|kmsg-watch|gpu-probe|runsv"'
+	local ours='sentinel-poll|vfstore|resources-report|vsock-answer|kmsg-watch|gpu-probe|placement-sync'
+	wait_secs 10 no_procs "$ours" ||
+		fail "left after purge: $(ct pgrep -a -f "$ours")"
 	run ct sh -c "ls $PROM | grep vfsentinel"
 	assert_output ""
 	run -0 ct stat -c '%U:%G %a' "$PROM"
